@@ -1,0 +1,54 @@
+// Typed operator parameters: a small map from name to value, kept sorted so equal nodes hash equal.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "ir/tensor.h"
+
+namespace graphsub::ir {
+
+/// One parameter value. Floats are float32, as in ONNX.
+using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>,
+                               std::vector<std::string>, TensorPtr>;
+
+/// The parameters of a modelled node, in canonical form: each op's `canonicalize` fills in every
+/// default, so two nodes that compute the same thing carry equal attributes.
+class Attributes {
+ public:
+  /// Sets (or replaces) a parameter.
+  void set(const std::string& name, AttrValue value);
+  /// Removes a parameter if present.
+  void erase(const std::string& name);
+  /// The value, or nullptr when absent.
+  const AttrValue* find(const std::string& name) const;
+  bool has(const std::string& name) const { return find(name) != nullptr; }
+
+  /// Typed reads with a default for absent names; a present value of another type throws
+  /// std::invalid_argument naming the parameter.
+  int64_t get_int(const std::string& name, int64_t fallback) const;
+  float get_float(const std::string& name, float fallback) const;
+  std::string get_string(const std::string& name, const std::string& fallback) const;
+  std::vector<int64_t> get_ints(const std::string& name, const std::vector<int64_t>& fallback) const;
+  std::vector<float> get_floats(const std::string& name, const std::vector<float>& fallback) const;
+
+  /// Entries sorted by name.
+  const std::vector<std::pair<std::string, AttrValue>>& items() const { return items_; }
+  bool empty() const { return items_.empty(); }
+  /// Deterministic hash of names and values (tensors by content).
+  uint64_t hash() const;
+  bool operator==(const Attributes& other) const;
+  bool operator!=(const Attributes& other) const { return !(*this == other); }
+
+ private:
+  std::vector<std::pair<std::string, AttrValue>> items_;
+};
+
+/// "strides=[2,2]" style rendering of one value, for reports and errors.
+std::string to_string(const AttrValue& value);
+
+}  // namespace graphsub::ir

@@ -1,0 +1,235 @@
+// Graph construction, editing, ordering and hashing.
+#include "ir/graph.h"
+
+#include <algorithm>
+#include <functional>
+#include <queue>
+#include <stdexcept>
+
+#include "ir/hash.h"
+
+namespace graphsub::ir {
+
+int64_t ModelInfo::onnx_opset() const {
+  for (const auto& [domain, version] : opsets) {
+    if (domain.empty() || domain == "ai.onnx") return version;
+  }
+  return 0;
+}
+
+ValueId Graph::add_value(Value value) {
+  values_.push_back(std::make_shared<const Value>(std::move(value)));
+  return static_cast<ValueId>(values_.size() - 1);
+}
+
+ValueId Graph::add_input(std::string name, TensorType type, TensorPtr default_data) {
+  Value value;
+  value.hash = hash_string(hash_combine(kHashSeed, 1), name);
+  value.name = std::move(name);
+  value.type = std::move(type);
+  value.kind = ValueKind::kInput;
+  value.data = std::move(default_data);
+  ValueId id = add_value(std::move(value));
+  inputs_.push_back(id);
+  return id;
+}
+
+ValueId Graph::add_weight(std::string name, TensorPtr data) {
+  if (!data) throw std::invalid_argument("weight '" + name + "' has no data");
+  Value value;
+  value.name = std::move(name);
+  value.type = TensorType{data->dtype(), Shape::of(data->dims())};
+  value.kind = ValueKind::kWeight;
+  value.hash = hash_combine(hash_combine(kHashSeed, 2), data->content_hash());
+  value.data = std::move(data);
+  return add_value(std::move(value));
+}
+
+NodeId Graph::add_node(OpKind op, std::vector<ValueId> inputs, const std::vector<OutputSpec>& outputs,
+                       Attributes attrs, std::string name, std::shared_ptr<const OpaqueInfo> opaque) {
+  for (ValueId input : inputs) {
+    if (input != kNoValue && !has_value(input)) {
+      throw std::invalid_argument("node '" + name + "' reads a value that does not exist");
+    }
+  }
+  const auto id = static_cast<NodeId>(nodes_.size());
+  auto node = std::make_shared<Node>();
+  node->op = op;
+  node->name = std::move(name);
+  node->attrs = std::move(attrs);
+  node->inputs = std::move(inputs);
+  node->opaque = std::move(opaque);
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    Value value;
+    value.name = outputs[i].name;
+    value.type = outputs[i].type;
+    value.producer = id;
+    value.output_index = static_cast<int32_t>(i);
+    node->outputs.push_back(add_value(std::move(value)));
+  }
+  nodes_.push_back(std::move(node));
+  ++live_nodes_;
+  return id;
+}
+
+void Graph::set_outputs(std::vector<ValueId> outputs) {
+  output_names_.clear();
+  for (ValueId id : outputs) output_names_.push_back(value(id).name);
+  outputs_ = std::move(outputs);
+}
+
+std::vector<NodeId> Graph::node_ids() const {
+  std::vector<NodeId> ids;
+  ids.reserve(live_nodes_);
+  for (NodeId id = 0; id < node_capacity(); ++id) {
+    if (nodes_[id]) ids.push_back(id);
+  }
+  return ids;
+}
+
+Node& Graph::mutable_node(NodeId id) {
+  auto copy = std::make_shared<Node>(*nodes_.at(id));
+  Node& node = *copy;
+  nodes_[id] = std::move(copy);
+  return node;
+}
+
+Value& Graph::mutable_value(ValueId id) {
+  auto copy = std::make_shared<Value>(*values_.at(id));
+  Value& value = *copy;
+  values_[id] = std::move(copy);
+  return value;
+}
+
+void Graph::set_attributes(NodeId id, Attributes attrs) { mutable_node(id).attrs = std::move(attrs); }
+
+void Graph::set_type(ValueId id, TensorType type) { mutable_value(id).type = std::move(type); }
+
+void Graph::set_name(ValueId id, std::string name) { mutable_value(id).name = std::move(name); }
+
+void Graph::replace_all_uses(ValueId from, ValueId to) {
+  for (NodeId id = 0; id < node_capacity(); ++id) {
+    if (!nodes_[id]) continue;
+    const std::vector<ValueId>& inputs = nodes_[id]->inputs;
+    if (std::find(inputs.begin(), inputs.end(), from) == inputs.end()) continue;
+    for (ValueId& input : mutable_node(id).inputs) {
+      if (input == from) input = to;
+    }
+  }
+  for (ValueId& output : outputs_) {
+    if (output == from) output = to;
+  }
+}
+
+void Graph::remove_node(NodeId id) {
+  if (!has_node(id)) throw std::invalid_argument("remove_node: no node " + std::to_string(id));
+  for (ValueId output : nodes_[id]->outputs) values_[output] = nullptr;
+  nodes_[id] = nullptr;
+  --live_nodes_;
+}
+
+std::size_t Graph::remove_dead_nodes() {
+  std::vector<char> live_value(values_.size(), 0);
+  for (ValueId id : outputs_) live_value[id] = 1;
+  std::size_t removed = 0;
+  // Ids grow along edges only for graphs built in order; walk a topological order in reverse.
+  auto order = topological_order();
+  if (!order) throw std::logic_error("remove_dead_nodes: the graph has a cycle");
+  for (auto it = order->rbegin(); it != order->rend(); ++it) {
+    const Node& node = *nodes_[*it];
+    bool needed = false;
+    for (ValueId output : node.outputs) needed = needed || live_value[output];
+    if (!needed) {
+      remove_node(*it);
+      ++removed;
+      continue;
+    }
+    for (ValueId input : node.inputs) {
+      if (input != kNoValue) live_value[input] = 1;
+    }
+  }
+  return removed;
+}
+
+std::optional<std::vector<NodeId>> Graph::topological_order() const {
+  std::vector<int32_t> pending(nodes_.size(), 0);
+  std::vector<std::vector<NodeId>> readers(nodes_.size());
+  std::priority_queue<NodeId, std::vector<NodeId>, std::greater<NodeId>> ready;
+  for (NodeId id = 0; id < node_capacity(); ++id) {
+    if (!nodes_[id]) continue;
+    for (ValueId input : nodes_[id]->inputs) {
+      if (input == kNoValue || !values_[input]) continue;
+      NodeId producer = values_[input]->producer;
+      if (producer < 0) continue;
+      ++pending[id];
+      readers[producer].push_back(id);
+    }
+    if (pending[id] == 0) ready.push(id);
+  }
+  std::vector<NodeId> order;
+  order.reserve(live_nodes_);
+  while (!ready.empty()) {
+    NodeId id = ready.top();
+    ready.pop();
+    order.push_back(id);
+    for (NodeId reader : readers[id]) {
+      if (--pending[reader] == 0) ready.push(reader);
+    }
+  }
+  if (order.size() != live_nodes_) return std::nullopt;
+  return order;
+}
+
+std::vector<std::vector<std::pair<NodeId, int32_t>>> Graph::consumers() const {
+  std::vector<std::vector<std::pair<NodeId, int32_t>>> uses(values_.size());
+  for (NodeId id = 0; id < node_capacity(); ++id) {
+    if (!nodes_[id]) continue;
+    const std::vector<ValueId>& inputs = nodes_[id]->inputs;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i] != kNoValue) uses[inputs[i]].emplace_back(id, static_cast<int32_t>(i));
+    }
+  }
+  return uses;
+}
+
+bool Graph::is_weight_only(NodeId id) const {
+  for (ValueId input : node(id).inputs) {
+    if (input != kNoValue && value(input).kind != ValueKind::kWeight) return false;
+  }
+  return true;
+}
+
+std::vector<uint64_t> Graph::node_hashes() const {
+  auto order = topological_order();
+  if (!order) throw std::logic_error("node_hashes: the graph has a cycle");
+  std::vector<uint64_t> hashes(nodes_.size(), 0);
+  auto value_hash = [&](ValueId id) -> uint64_t {
+    if (id == kNoValue) return 0;
+    const Value& value = *values_[id];
+    if (value.producer < 0) return value.hash;
+    return hash_combine(hashes[value.producer], static_cast<uint64_t>(value.output_index));
+  };
+  for (NodeId id : *order) {
+    const Node& node = *nodes_[id];
+    uint64_t hash = hash_combine(kHashSeed, static_cast<uint64_t>(node.op));
+    hash = hash_combine(hash, node.attrs.hash());
+    if (node.opaque) hash = hash_string(hash_string(hash, node.opaque->op_type), node.opaque->onnx_node);
+    for (ValueId input : node.inputs) hash = hash_combine(hash, value_hash(input));
+    hashes[id] = hash;
+  }
+  return hashes;
+}
+
+uint64_t Graph::structural_hash() const {
+  std::vector<uint64_t> hashes = node_hashes();
+  uint64_t hash = kHashSeed;
+  for (ValueId id : outputs_) {
+    const Value& value = *values_[id];
+    uint64_t out = value.producer < 0 ? value.hash
+                                      : hash_combine(hashes[value.producer], value.output_index);
+    hash = hash_combine(hash, out);
+  }
+  return hash;
+}
+
+}  // namespace graphsub::ir

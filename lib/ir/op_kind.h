@@ -1,0 +1,71 @@
+// The identity of every operator graphsub models; facts about each one live in lib/ops/.
+#pragma once
+
+#include <cstdint>
+
+namespace graphsub::ir {
+
+/// Operator kinds of the IR. ONNX operators keep their ONNX names; Enlarge, SMul and the Const*
+/// kinds are graphsub's own (TASO Table 1) and are folded or lowered on export. kOpaque is any
+/// ONNX operator the optimizer does not model: it passes through untouched and blocks rules.
+enum class OpKind : uint8_t {
+  kOpaque,
+  // Convolution and its helpers.
+  kConv,
+  kEnlarge,
+  kAveragePool,
+  kMaxPool,
+  kGlobalAveragePool,
+  kGlobalMaxPool,
+  kBatchNormalization,
+  // Matrix products.
+  kMatMul,
+  kGemm,
+  // Element-wise binary (numpy broadcasting) and scalar multiply.
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kPow,
+  kMax,
+  kMin,
+  kSMul,
+  // Element-wise unary.
+  kRelu,
+  kSigmoid,
+  kTanh,
+  kExp,
+  kLog,
+  kNeg,
+  kAbs,
+  kSqrt,
+  kReciprocal,
+  kErf,
+  kFloor,
+  kCeil,
+  kSin,
+  kCos,
+  kIdentity,
+  kLeakyRelu,
+  kElu,
+  kSoftplus,
+  kHardSigmoid,
+  kClip,
+  // Data movement.
+  kTranspose,
+  kConcat,
+  kSplit,
+  kReshape,
+  kFlatten,
+  kSqueeze,
+  kUnsqueeze,
+  kSoftmax,
+  // TASO's constant tensors (no inputs; folded into initializers on export).
+  kConstIdentityConv,
+  kConstIdentityMatrix,
+  kConstOnes,
+  kConstPool,
+  kCount,  ///< Number of kinds; not an operator.
+};
+
+}  // namespace graphsub::ir
