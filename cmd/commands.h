@@ -1,0 +1,22 @@
+// The subcommands of the graphsub executable: each adds its options to the app and says how to run.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace graphsub::cmd {
+
+/// A registered subcommand: its CLI11 node and the action to run when it was given.
+struct Command {
+  CLI::App* app;
+  std::function<void()> run;
+};
+
+/// `graphsub optimize IN -o OUT`: import, optimize, export, optionally check numerically.
+Command setup_optimize(CLI::App& app);
+
+/// `graphsub inspect IN`: what the model holds and what graphsub models of it.
+Command setup_inspect(CLI::App& app);
+
+}  // namespace graphsub::cmd

@@ -1,0 +1,63 @@
+// The definition factories of every modelled operator, one line each; registry.cc lists them in order.
+#pragma once
+
+#include "ops/op_def.h"
+
+namespace graphsub::ops {
+
+// Convolution family: conv.cc, enlarge.cc, pooling.cc, batch_normalization.cc, constants.cc.
+OpDef conv_op();
+OpDef enlarge_op();
+OpDef average_pool_op();
+OpDef max_pool_op();
+OpDef global_average_pool_op();
+OpDef global_max_pool_op();
+OpDef batch_normalization_op();
+OpDef const_identity_conv_op();
+OpDef const_identity_matrix_op();
+OpDef const_ones_op();
+OpDef const_pool_op();
+
+// Arithmetic: mat_mul.cc, gemm.cc, elementwise_binary.cc, s_mul.cc, elementwise_unary.cc, softmax.cc.
+OpDef mat_mul_op();
+OpDef gemm_op();
+OpDef add_op();
+OpDef sub_op();
+OpDef mul_op();
+OpDef div_op();
+OpDef pow_op();
+OpDef max_op();
+OpDef min_op();
+OpDef s_mul_op();
+OpDef relu_op();
+OpDef sigmoid_op();
+OpDef tanh_op();
+OpDef exp_op();
+OpDef log_op();
+OpDef neg_op();
+OpDef abs_op();
+OpDef sqrt_op();
+OpDef reciprocal_op();
+OpDef erf_op();
+OpDef floor_op();
+OpDef ceil_op();
+OpDef sin_op();
+OpDef cos_op();
+OpDef identity_op();
+OpDef leaky_relu_op();
+OpDef elu_op();
+OpDef softplus_op();
+OpDef hard_sigmoid_op();
+OpDef clip_op();
+OpDef softmax_op();
+
+// Data movement: transpose.cc, concat.cc, split.cc, reshape.cc, flatten.cc, squeeze.cc, unsqueeze.cc.
+OpDef transpose_op();
+OpDef concat_op();
+OpDef split_op();
+OpDef reshape_op();
+OpDef flatten_op();
+OpDef squeeze_op();
+OpDef unsqueeze_op();
+
+}  // namespace graphsub::ops

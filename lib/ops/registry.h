@@ -1,0 +1,23 @@
+// Lookup of operator definitions by kind or ONNX name.
+#pragma once
+
+#include <string_view>
+
+#include "ops/op_def.h"
+
+namespace graphsub::ops {
+
+/// The definition of a modelled kind; throws std::invalid_argument for kOpaque.
+const OpDef& op_def(ir::OpKind kind);
+
+/// The modelled kind for an ONNX op_type in the default domain, or kOpaque when graphsub does not
+/// model it.
+ir::OpKind kind_from_onnx(std::string_view op_type);
+
+/// Name of a kind (the ONNX op_type or graphsub's own name); "Opaque" for kOpaque.
+const char* kind_name(ir::OpKind kind);
+
+/// Output types of a node of `graph` from the current types of its inputs.
+InferResult infer_node(const ir::Graph& graph, ir::NodeId id);
+
+}  // namespace graphsub::ops

@@ -1,0 +1,50 @@
+// Numeric equivalence of two graphs on seeded random inputs: the `--check` of optimize and the
+// before-vs-after check of every rule and model test.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "runtime/cpu_executor.h"
+
+namespace graphsub::runtime {
+
+/// How to compare.
+struct CheckOptions {
+  int samples = 3;             ///< Number of random input sets.
+  uint32_t seed = 0;           ///< Seed of the first set; set i uses seed + i.
+  double atol = 1e-5;          ///< Element passes when |got - want| <= atol + rtol * |want|.
+  double rtol = 1e-4;
+  /// Sizes for symbolic dims by name; any other symbolic or unknown dim gets `default_dim`.
+  std::map<std::string, int64_t> dims;
+  int64_t default_dim = 1;
+};
+
+/// Agreement of one output over all samples.
+struct OutputCheck {
+  std::string name;
+  double max_abs_error = 0;
+  double max_rel_error = 0;  ///< Max of |got - want| / max(|want|, tiny) over elements.
+  bool passed = true;
+};
+
+/// The result of a check.
+struct CheckReport {
+  std::vector<OutputCheck> outputs;
+  bool passed() const;
+};
+
+/// Random inputs for every graph input without a default: float types uniform in [-1, 1), integer
+/// types in [0, 4), bool uniform. Deterministic for a seed.
+TensorMap random_inputs(const ir::Graph& graph, uint32_t seed, const CheckOptions& options);
+
+/// Runs `reference` and `candidate` on the same random inputs and compares their outputs by
+/// position. Throws graphsub::Error when either graph cannot run (e.g. an op without a kernel) or
+/// their interfaces differ.
+CheckReport check_equivalent(const ir::Graph& reference, const ir::Graph& candidate,
+                             const CheckOptions& options = {});
+
+}  // namespace graphsub::runtime

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Installs graphsub's dependencies, builds it, and runs either the demo or the whole test suite.
+#   scripts/setup.sh demo   install, build, optimize the shipped model models/small_cnn.onnx
+#   scripts/setup.sh test   install, build, run every test (ctest, including the ONNX round trip)
+set -euo pipefail
+
+mode="${1:-demo}"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${GRAPHSUB_BUILD_DIR:-$root/build}"
+jobs="$(nproc 2>/dev/null || echo 2)"
+
+debian_packages=(
+  build-essential cmake pkg-config python3 python3-pip
+  libonnx-dev libprotobuf-dev protobuf-compiler libz3-dev libcli11-dev libspdlog-dev
+  nlohmann-json3-dev catch2 libonnx-testdata
+)
+python_packages=(onnx onnxruntime numpy)
+
+install_dependencies() {
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  local missing=()
+  for package in "${debian_packages[@]}"; do
+    dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    $sudo apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}"
+  fi
+  if ! python3 -c "import onnx, onnxruntime, numpy" >/dev/null 2>&1; then
+    python3 -m pip install -q "${python_packages[@]}" || \
+      python3 -m pip install -q --break-system-packages "${python_packages[@]}"
+  fi
+}
+
+build_graphsub() {
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release
+  cmake --build "$build" -j "$jobs"
+}
+
+run_demo() {
+  local out="$build/demo"
+  mkdir -p "$out"
+  "$build/cmd/graphsub" inspect "$root/models/small_cnn.onnx"
+  "$build/cmd/graphsub" -v optimize "$root/models/small_cnn.onnx" -o "$out/small_cnn.opt.onnx" \
+    --check 3 --report "$out/report.json"
+  echo "wrote $out/small_cnn.opt.onnx and $out/report.json"
+}
+
+run_tests() {
+  (cd "$build" && ctest --output-on-failure -j "$jobs")
+}
+
+case "$mode" in
+  demo) install_dependencies; build_graphsub; run_demo ;;
+  test) install_dependencies; build_graphsub; run_tests ;;
+  *) echo "usage: scripts/setup.sh demo|test" >&2; exit 2 ;;
+esac

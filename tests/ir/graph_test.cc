@@ -1,0 +1,167 @@
+// Unit tests of the graph IR: construction, editing, topological order, cycles, hashing, copying.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "ir/graph.h"
+
+using namespace graphsub::ir;
+
+namespace {
+
+TensorType float_type(std::vector<int64_t> dims) { return {DataType::kFloat, Shape::of(dims)}; }
+
+/// x → Relu → Neg → out, with a weight w added to the Relu output: y = neg(relu(x)) + w.
+struct Chain {
+  Graph graph;
+  ValueId x, w, relu_out, neg_out, add_out;
+  NodeId relu, neg, add;
+  Chain() {
+    x = graph.add_input("x", float_type({2, 3}));
+    w = graph.add_weight("w", share(Tensor(DataType::kFloat, {2, 3})));
+    relu = graph.add_node(OpKind::kRelu, {x}, {{float_type({2, 3}), "r"}}, {}, "relu");
+    relu_out = graph.node(relu).outputs[0];
+    neg = graph.add_node(OpKind::kNeg, {relu_out}, {{float_type({2, 3}), "n"}}, {}, "neg");
+    neg_out = graph.node(neg).outputs[0];
+    add = graph.add_node(OpKind::kAdd, {neg_out, w}, {{float_type({2, 3}), "y"}}, {}, "add");
+    add_out = graph.node(add).outputs[0];
+    graph.set_outputs({add_out});
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a graph records inputs, weights, nodes and outputs", "[ir]") {
+  Chain c;
+  CHECK(c.graph.node_count() == 3);
+  CHECK(c.graph.inputs() == std::vector<ValueId>{c.x});
+  CHECK(c.graph.output_names() == std::vector<std::string>{"y"});
+  CHECK(c.graph.value(c.w).kind == ValueKind::kWeight);
+  CHECK(c.graph.value(c.w).type == float_type({2, 3}));
+  CHECK(c.graph.value(c.neg_out).producer == c.neg);
+  CHECK_FALSE(c.graph.is_weight_only(c.add));
+}
+
+TEST_CASE("topological order follows edges, not insertion order", "[ir]") {
+  Graph graph;
+  ValueId x = graph.add_input("x", float_type({1}));
+  NodeId a = graph.add_node(OpKind::kRelu, {x}, {{float_type({1}), "a"}});
+  NodeId b = graph.add_node(OpKind::kNeg, {x}, {{float_type({1}), "b"}});
+  // a now reads b's output, so b (the later id) must come first.
+  Graph rewired = graph;
+  NodeId c = rewired.add_node(OpKind::kAbs, {rewired.node(b).outputs[0]}, {{float_type({1}), "c"}});
+  rewired.replace_all_uses(rewired.node(a).outputs[0], rewired.node(c).outputs[0]);
+  Graph chain;
+  ValueId in = chain.add_input("x", float_type({1}));
+  NodeId late = chain.add_node(OpKind::kNeg, {in}, {{float_type({1}), "late"}});
+  NodeId early = chain.add_node(OpKind::kRelu, {in}, {{float_type({1}), "early"}});
+  chain.replace_all_uses(in, chain.node(late).outputs[0]);  // both nodes now read late's output
+  CHECK(chain.has_cycle());                                  // late reads itself
+  auto order = rewired.topological_order();
+  REQUIRE(order);
+  CHECK(std::find(order->begin(), order->end(), b) < std::find(order->begin(), order->end(), c));
+  (void)early;
+}
+
+TEST_CASE("a cycle is detected", "[ir]") {
+  Graph graph;
+  ValueId x = graph.add_input("x", float_type({1}));
+  NodeId a = graph.add_node(OpKind::kAdd, {x, x}, {{float_type({1}), "a"}});
+  NodeId b = graph.add_node(OpKind::kRelu, {graph.node(a).outputs[0]}, {{float_type({1}), "b"}});
+  graph.set_outputs({graph.node(b).outputs[0]});
+  CHECK_FALSE(graph.has_cycle());
+  // Make a read b's output: a → b → a.
+  Graph cyclic = graph;
+  cyclic.replace_all_uses(x, cyclic.node(b).outputs[0]);
+  CHECK(cyclic.has_cycle());
+  CHECK_FALSE(cyclic.topological_order().has_value());
+  CHECK_FALSE(graph.has_cycle());  // the copy's edit did not touch the original
+}
+
+TEST_CASE("copies share nodes and weights until edited", "[ir]") {
+  Chain c;
+  Graph copy = c.graph;
+  CHECK(&copy.node(c.relu) == &c.graph.node(c.relu));
+  CHECK(copy.value(c.w).data.get() == c.graph.value(c.w).data.get());
+  Attributes attrs;
+  attrs.set("alpha", 0.5f);
+  copy.set_attributes(c.relu, attrs);
+  CHECK(&copy.node(c.relu) != &c.graph.node(c.relu));
+  CHECK(c.graph.node(c.relu).attrs.empty());
+  CHECK(&copy.node(c.neg) == &c.graph.node(c.neg));
+}
+
+TEST_CASE("replace_all_uses redirects nodes and graph outputs, remove_dead_nodes cleans up", "[ir]") {
+  Chain c;
+  // Bypass Neg: add reads relu directly.
+  c.graph.replace_all_uses(c.neg_out, c.relu_out);
+  CHECK(c.graph.node(c.add).inputs[0] == c.relu_out);
+  CHECK(c.graph.remove_dead_nodes() == 1);
+  CHECK_FALSE(c.graph.has_node(c.neg));
+  CHECK(c.graph.node_count() == 2);
+  // Replace the output value itself: the output name stays fixed.
+  c.graph.replace_all_uses(c.add_out, c.relu_out);
+  CHECK(c.graph.outputs() == std::vector<ValueId>{c.relu_out});
+  CHECK(c.graph.output_names() == std::vector<std::string>{"y"});
+  CHECK(c.graph.remove_dead_nodes() == 1);
+  CHECK(c.graph.node_ids() == std::vector<NodeId>{c.relu});
+}
+
+TEST_CASE("structural hashes ignore node ids and names but see ops, attributes and weights", "[ir]") {
+  Chain a;
+  Chain b;
+  CHECK(a.graph.structural_hash() == b.graph.structural_hash());
+
+  // Same computation built in another id order with other names.
+  Graph other;
+  ValueId w = other.add_weight("weight", share(Tensor(DataType::kFloat, {2, 3})));
+  ValueId x = other.add_input("x", float_type({2, 3}));
+  NodeId relu = other.add_node(OpKind::kRelu, {x}, {{float_type({2, 3}), "q"}});
+  NodeId neg = other.add_node(OpKind::kNeg, {other.node(relu).outputs[0]}, {{float_type({2, 3}), ""}});
+  NodeId add = other.add_node(OpKind::kAdd, {other.node(neg).outputs[0], w}, {{float_type({2, 3}), "z"}});
+  other.set_outputs({other.node(add).outputs[0]});
+  CHECK(other.structural_hash() == a.graph.structural_hash());
+
+  Attributes attrs;
+  attrs.set("alpha", 0.5f);
+  b.graph.set_attributes(b.relu, attrs);
+  CHECK(b.graph.structural_hash() != a.graph.structural_hash());
+
+  Chain c;
+  Tensor ones = Tensor::from_floats({2, 3}, {1, 1, 1, 1, 1, 1});
+  Graph d;
+  ValueId dx = d.add_input("x", float_type({2, 3}));
+  ValueId dw = d.add_weight("w", share(ones));
+  NodeId dr = d.add_node(OpKind::kRelu, {dx}, {{float_type({2, 3}), "r"}});
+  NodeId dn = d.add_node(OpKind::kNeg, {d.node(dr).outputs[0]}, {{float_type({2, 3}), "n"}});
+  NodeId da = d.add_node(OpKind::kAdd, {d.node(dn).outputs[0], dw}, {{float_type({2, 3}), "y"}});
+  d.set_outputs({d.node(da).outputs[0]});
+  CHECK(d.structural_hash() != c.graph.structural_hash());
+}
+
+TEST_CASE("commuted operands hash differently (hashing is structural, not semantic)", "[ir]") {
+  Graph a, b;
+  for (Graph* g : {&a, &b}) {
+    ValueId x = g->add_input("x", float_type({1}));
+    ValueId y = g->add_input("y", float_type({1}));
+    std::vector<ValueId> operands = g == &a ? std::vector<ValueId>{x, y} : std::vector<ValueId>{y, x};
+    NodeId sub = g->add_node(OpKind::kSub, operands, {{float_type({1}), "z"}});
+    g->set_outputs({g->node(sub).outputs[0]});
+  }
+  CHECK(a.structural_hash() != b.structural_hash());
+}
+
+TEST_CASE("copying a large graph does not copy nodes or weights", "[ir]") {
+  Graph graph;
+  ValueId current = graph.add_input("x", float_type({1, 64}));
+  ValueId w = graph.add_weight("w", share(Tensor(DataType::kFloat, {1 << 20})));
+  for (int i = 0; i < 1000; ++i) {
+    NodeId id = graph.add_node(OpKind::kRelu, {current}, {{float_type({1, 64}), ""}});
+    current = graph.node(id).outputs[0];
+  }
+  graph.set_outputs({current});
+  Graph copy = graph;
+  CHECK(copy.node_count() == 1000);
+  CHECK(&copy.value(w) == &graph.value(w));
+  CHECK(&copy.node(500) == &graph.node(500));
+}

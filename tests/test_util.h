@@ -1,0 +1,70 @@
+// Helpers for tests: seeded random tensors, element-wise comparison, tiny graph builders.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/tensor.h"
+#include "ops/registry.h"
+#include "runtime/cpu_executor.h"
+
+namespace graphsub::testing {
+
+/// A float32 tensor of the given sizes with values uniform in [low, high), seeded.
+inline ir::Tensor random_tensor(const std::vector<int64_t>& dims, uint32_t seed, float low = -1.0f,
+                                float high = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(low, high);
+  std::vector<float> values(static_cast<std::size_t>(ir::num_elements(dims)));
+  for (float& v : values) v = dist(rng);
+  return ir::Tensor::from_floats(dims, values);
+}
+
+/// Largest |a - b| over all elements of two float32 tensors of equal sizes (infinity otherwise).
+inline double max_abs_diff(const ir::Tensor& a, const ir::Tensor& b) {
+  if (a.dims() != b.dims() || a.dtype() != b.dtype()) return INFINITY;
+  double worst = 0;
+  for (int64_t i = 0; i < a.num_elements(); ++i) {
+    worst = std::max(worst, std::fabs(a.element_as_double(i) - b.element_as_double(i)));
+  }
+  return worst;
+}
+
+/// A float32 tensor type of static sizes.
+inline ir::TensorType float_type(const std::vector<int64_t>& dims) {
+  return ir::TensorType{ir::DataType::kFloat, ir::Shape::of(dims)};
+}
+
+/// Adds a node of a modelled kind whose output types come from the op's own shape inference.
+/// Fails the calling test (throws) when inference rejects the node.
+inline ir::NodeId add_inferred(ir::Graph& graph, ir::OpKind op, std::vector<ir::ValueId> inputs,
+                               ir::Attributes attrs = {}) {
+  ir::Node probe;
+  probe.op = op;
+  probe.attrs = attrs;
+  probe.inputs = inputs;
+  std::vector<ir::TensorType> types;
+  for (ir::ValueId input : inputs) {
+    types.push_back(input == ir::kNoValue ? ir::TensorType{} : graph.value(input).type);
+  }
+  ops::InferResult result = ops::op_def(op).infer(probe, types);
+  if (!result.ok()) throw std::runtime_error("shape inference failed: " + result.error);
+  std::vector<ir::OutputSpec> outputs;
+  for (const ir::TensorType& type : result.outputs) outputs.push_back({type, {}});
+  return graph.add_node(op, std::move(inputs), outputs, std::move(attrs));
+}
+
+/// Runs one node of a modelled kind on the given inputs with the reference kernel.
+inline std::vector<ir::Tensor> run_op(ir::OpKind op, const ir::Attributes& attrs,
+                                      const std::vector<const ir::Tensor*>& inputs) {
+  ir::Node node;
+  node.op = op;
+  node.attrs = attrs;
+  return runtime::CpuExecutor::run_node(node, inputs);
+}
+
+}  // namespace graphsub::testing
