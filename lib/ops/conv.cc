@@ -1,0 +1,223 @@
+// Conv: grouped N-d convolution with optional bias and graphsub's fused `activation`.
+#include <cmath>
+#include <optional>
+
+#include "ops/common.h"
+#include "ops/op_list.h"
+#include "ops/sliding_window.h"
+
+namespace graphsub::ops {
+namespace {
+
+/// The function applied after the bias: graphsub's `activation` attribute ("none" on import).
+enum class Activation { kNone, kRelu, kSigmoid, kTanh };
+
+std::optional<Activation> parse_activation(const std::string& name) {
+  if (name == "none") return Activation::kNone;
+  if (name == "relu") return Activation::kRelu;
+  if (name == "sigmoid") return Activation::kSigmoid;
+  if (name == "tanh") return Activation::kTanh;
+  return std::nullopt;
+}
+
+float activate(Activation activation, double value) {
+  switch (activation) {
+    case Activation::kRelu:
+      return static_cast<float>(value > 0 ? value : 0.0);
+    case Activation::kSigmoid:
+      return static_cast<float>(1.0 / (1.0 + std::exp(-value)));
+    case Activation::kTanh:
+      return static_cast<float>(std::tanh(value));
+    case Activation::kNone:
+      break;
+  }
+  return static_cast<float>(value);
+}
+
+bool has_bias(const std::vector<ir::TensorType>& inputs) {
+  return inputs.size() > 2 && inputs[2].dtype != ir::DataType::kUndefined;
+}
+
+/// W's spatial sizes, when its rank and every spatial dim are known.
+std::optional<std::vector<int64_t>> weight_kernel_shape(const ir::Shape& weight) {
+  if (!weight.rank_known || weight.rank() < 3) return std::nullopt;
+  std::vector<int64_t> sizes;
+  for (std::size_t i = 2; i < weight.rank(); ++i) {
+    if (!weight.dims[i].is_known()) return std::nullopt;
+    sizes.push_back(weight.dims[i].value);
+  }
+  return sizes;
+}
+
+/// Takes kernel_shape from W when absent; rejects one that W contradicts.
+std::string fill_kernel_shape(ir::Attributes& attrs, const ir::Shape& weight) {
+  const std::optional<std::vector<int64_t>> from_weight = weight_kernel_shape(weight);
+  if (!attrs.has("kernel_shape")) {
+    if (!from_weight) return "kernel_shape is absent and W's spatial sizes are unknown";
+    attrs.set("kernel_shape", *from_weight);
+    return {};
+  }
+  if (from_weight && *from_weight != attrs.get_ints("kernel_shape", {})) {
+    return "kernel_shape does not match W";
+  }
+  return {};
+}
+
+/// Fills group (1) and activation ("none") and validates both.
+std::string fill_group_and_activation(ir::Attributes& attrs) {
+  const int64_t group = attrs.get_int("group", 1);
+  if (group < 1) return "group must be positive";
+  attrs.set("group", group);
+  const std::string activation = attrs.get_string("activation", "none");
+  if (!parse_activation(activation)) return "unknown activation " + activation;
+  attrs.set("activation", activation);
+  return {};
+}
+
+std::string canonicalize(ImportContext& context) {
+  if (std::string error = require_outputs(context, 1); !error.empty()) return error;
+  if (std::string error = require_dtypes(context, {ir::DataType::kFloat}); !error.empty()) return error;
+  const std::size_t count = context.input_types.size();
+  if (count < 2 || count > 3) return "Conv takes X, W and an optional B";
+  if (std::string error = fill_kernel_shape(context.attrs, context.input_types[1].shape); !error.empty()) {
+    return error;
+  }
+  if (std::string error = fill_group_and_activation(context.attrs); !error.empty()) return error;
+  return canonicalize_window(context.attrs, context.input_types[0].shape, {true, false});
+}
+
+/// W [M, C/group, k...] against the window and group, where its dims are known.
+std::string check_weight(const ir::Shape& weight, const SlidingWindow& window, int64_t group) {
+  if (!weight.rank_known) return {};
+  if (weight.rank() != window.rank() + 2) return "W " + ir::to_string(weight) + " does not fit kernel_shape";
+  for (std::size_t axis = 0; axis < window.rank(); ++axis) {
+    const ir::Dim& dim = weight.dims[axis + 2];
+    if (dim.is_known() && dim.value != window.kernel_shape[axis]) return "W does not match kernel_shape";
+  }
+  const ir::Dim& filters = weight.dims[0];
+  if (filters.is_known() && filters.value % group != 0) return "W's filter count is not a multiple of group";
+  return {};
+}
+
+/// X's channels against W's channels per group.
+std::string check_channels(const ir::Shape& input, const ir::Shape& weight, int64_t group) {
+  const ir::Dim channels = dim_at(input, 1);
+  const ir::Dim per_group = dim_at(weight, 1);
+  if (channels.is_known() && channels.value % group != 0) return "X's channels are not a multiple of group";
+  if (channels.is_known() && per_group.is_known() && channels.value != per_group.value * group) {
+    return "X has " + std::to_string(channels.value) + " channels, W expects " +
+           std::to_string(per_group.value * group);
+  }
+  return {};
+}
+
+/// B [M] against W [M, ...].
+std::string check_bias(const ir::Shape& bias, const ir::Shape& weight) {
+  if (!bias.rank_known) return {};
+  if (bias.rank() != 1) return "B must have rank 1";
+  const ir::Dim filters = dim_at(weight, 0);
+  if (bias.dims[0].is_known() && filters.is_known() && bias.dims[0].value != filters.value) {
+    return "B has " + std::to_string(bias.dims[0].value) + " entries, W has " +
+           std::to_string(filters.value) + " filters";
+  }
+  return {};
+}
+
+/// Everything infer checks besides the window itself.
+std::string check_operands(const ir::Node& node, const std::vector<ir::TensorType>& inputs,
+                           const SlidingWindow& window) {
+  if (inputs.size() < 2 || inputs.size() > 3) return "Conv takes X, W and an optional B";
+  const int64_t group = node.attrs.get_int("group", 1);
+  if (group < 1) return "group must be positive";
+  if (!parse_activation(node.attrs.get_string("activation", "none"))) return "unknown activation";
+  if (std::string error = check_weight(inputs[1].shape, window, group); !error.empty()) return error;
+  if (std::string error = check_channels(inputs[0].shape, inputs[1].shape, group); !error.empty()) {
+    return error;
+  }
+  return has_bias(inputs) ? check_bias(inputs[2].shape, inputs[1].shape) : std::string{};
+}
+
+InferResult infer(const ir::Node& node, const std::vector<ir::TensorType>& inputs) {
+  const SlidingWindow window = SlidingWindow::from(node.attrs);
+  if (std::string error = window.check(); !error.empty()) return InferResult::failure(error);
+  if (std::string error = check_operands(node, inputs, window); !error.empty()) {
+    return InferResult::failure(error);
+  }
+  return infer_windowed(window, inputs[0], dim_at(inputs[1].shape, 0));
+}
+
+/// Sizes of one convolution, read from its tensors.
+struct ConvSizes {
+  int64_t batch;
+  int64_t channels;
+  int64_t filters;
+  int64_t group;
+  int64_t kernel_block;  ///< Elements of one kernel: prod(kernel_shape).
+};
+
+std::vector<int64_t> spatial_sizes(const std::vector<int64_t>& dims) {
+  return {dims.begin() + 2, dims.end()};
+}
+
+/// The sum over every tap of every input channel in the filter's group (bias and activation come after).
+double convolve_at(const ConvSizes& sizes, const float* image, const float* filter, int64_t input_block,
+                   const std::vector<Tap>& taps) {
+  double sum = 0;
+  for (int64_t c = 0; c < sizes.channels / sizes.group; ++c) {
+    const float* plane = image + c * input_block;
+    const float* kernel = filter + c * sizes.kernel_block;
+    for (const Tap& tap : taps) sum += static_cast<double>(plane[tap.input]) * kernel[tap.kernel];
+  }
+  return sum;
+}
+
+void kernel(const ir::Node& node, const std::vector<const ir::Tensor*>& inputs,
+            std::vector<ir::Tensor>& outputs) {
+  const ir::Tensor& x = *inputs[0];
+  const ir::Tensor& w = *inputs[1];
+  const float* bias = inputs.size() > 2 && inputs[2] ? inputs[2]->data<float>() : nullptr;
+  ir::Tensor& y = outputs[0];
+  const SlidingWindow window = SlidingWindow::from(node.attrs);
+  const Activation activation = *parse_activation(node.attrs.get_string("activation", "none"));
+  const ConvSizes sizes{x.dims()[0], x.dims()[1], w.dims()[0], node.attrs.get_int("group", 1),
+                        ir::num_elements(window.kernel_shape)};
+  const WindowScan scan(window, spatial_sizes(x.dims()), spatial_sizes(y.dims()));
+  const int64_t per_group = sizes.filters / sizes.group;
+  const int64_t filter_size = sizes.channels / sizes.group * sizes.kernel_block;
+  std::vector<Tap> taps;
+  for (int64_t position = 0; position < scan.positions(); ++position) {
+    scan.taps(position, taps);
+    for (int64_t n = 0; n < sizes.batch; ++n) {
+      for (int64_t m = 0; m < sizes.filters; ++m) {
+        const int64_t first_channel = n * sizes.channels + m / per_group * (sizes.channels / sizes.group);
+        const float* image = x.data<float>() + first_channel * scan.input_block();
+        double sum = convolve_at(sizes, image, w.data<float>() + m * filter_size, scan.input_block(), taps);
+        if (bias) sum += bias[m];
+        y.mutable_data<float>()[(n * sizes.filters + m) * scan.positions() + position] =
+            activate(activation, sum);
+      }
+    }
+  }
+}
+
+/// A multiply-add per tap: 2 * N * M * prod(out) * (C / group) * prod(kernel_shape) FLOPs.
+CostFeatures features(const ir::Node& node, const std::vector<ir::TensorType>& inputs,
+                      const std::vector<ir::TensorType>& outputs) {
+  std::vector<ir::TensorType> read(inputs.begin(), inputs.begin() + 2);
+  if (has_bias(inputs)) read.push_back(inputs[2]);
+  CostFeatures cost = elementwise_features(read, outputs, 0);
+  const ir::Dim per_group = dim_at(inputs[1].shape, 1);
+  const double macs_per_output =
+      static_cast<double>(per_group.is_known() ? per_group.value : 1) *
+      static_cast<double>(ir::num_elements(node.attrs.get_ints("kernel_shape", {})));
+  cost.flops = 2 * macs_per_output * elements_or_one(outputs[0]);
+  return cost;
+}
+
+}  // namespace
+
+OpDef conv_op() {
+  return OpDef{ir::OpKind::kConv, "Conv", true, 1, {}, canonicalize, infer, kernel, features};
+}
+
+}  // namespace graphsub::ops

@@ -1,0 +1,141 @@
+// End-to-end tests of the graphsub executable: exit codes, messages, files written and not written.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Exit status, stdout and stderr of one run of the graphsub executable.
+struct Run {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// A fresh, empty folder per test case.
+fs::path scratch(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("graphsub_cli_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+Run graphsub(const std::string& args) {
+  // ctest runs test cases in parallel processes: capture files are per process.
+  const std::string tag = std::to_string(::getpid());
+  const fs::path out = fs::temp_directory_path() / ("graphsub_cli_stdout_" + tag);
+  const fs::path err = fs::temp_directory_path() / ("graphsub_cli_stderr_" + tag);
+  const std::string command =
+      std::string(GRAPHSUB_BINARY) + " " + args + " >" + out.string() + " 2>" + err.string();
+  const int raw = std::system(command.c_str());
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_file(out), read_file(err)};
+}
+
+std::string model(const std::string& name) {
+  return (fs::path(GRAPHSUB_SOURCE_DIR) / "models" / name).string();
+}
+
+int count_lines(const std::string& text) {
+  int lines = 0;
+  for (char c : text) lines += c == '\n';
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("version and help flags succeed", "[cli]") {
+  Run version = graphsub("--version");
+  CHECK(version.status == 0);
+  CHECK(version.out.find("graphsub ") != std::string::npos);
+  CHECK(graphsub("--help").status == 0);
+  CHECK(graphsub("optimize --help").status == 0);
+}
+
+TEST_CASE("usage errors exit 2", "[cli]") {
+  CHECK(graphsub("").status == 2);
+  CHECK(graphsub("optimize " + model("small_cnn.onnx")).status == 2);  // no -o
+  CHECK(graphsub("optimize --no-such-flag x -o y").status == 2);
+  CHECK(graphsub("frobnicate").status == 2);
+}
+
+TEST_CASE("bad input files exit 1 with one line and write nothing", "[cli]") {
+  fs::path dir = scratch("bad_input");
+  fs::path out = dir / "out.onnx";
+
+  Run missing = graphsub("optimize " + (dir / "absent.onnx").string() + " -o " + out.string());
+  CHECK(missing.status == 1);
+  CHECK(count_lines(missing.err) == 1);
+  CHECK(missing.err.find("absent.onnx") != std::string::npos);
+
+  fs::path garbage = dir / "garbage.onnx";
+  std::ofstream(garbage) << "this is not a protobuf message at all \x01\x02\xff";
+  Run not_onnx = graphsub("optimize " + garbage.string() + " -o " + out.string());
+  CHECK(not_onnx.status == 1);
+  CHECK(count_lines(not_onnx.err) == 1);
+
+  std::string bytes = read_file(model("small_cnn.onnx"));
+  fs::path truncated = dir / "truncated.onnx";
+  std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  Run cut = graphsub("optimize " + truncated.string() + " -o " + out.string());
+  CHECK(cut.status == 1);
+  CHECK(count_lines(cut.err) == 1);
+
+  CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE("the input model is never overwritten", "[cli]") {
+  fs::path dir = scratch("overwrite");
+  fs::path input = dir / "model.onnx";
+  fs::copy_file(model("small_cnn.onnx"), input);
+  const std::string before = read_file(input);
+  Run same = graphsub("optimize " + input.string() + " -o " + input.string());
+  CHECK(same.status == 1);
+  CHECK(same.err.find("overwrite") != std::string::npos);
+  Run aliased = graphsub("optimize " + input.string() + " -o " + (dir / "." / "model.onnx").string());
+  CHECK(aliased.status == 1);
+  CHECK(read_file(input) == before);
+}
+
+TEST_CASE("optimize writes a model that computes the same, with a report", "[cli]") {
+  fs::path dir = scratch("optimize");
+  fs::path out = dir / "out.onnx";
+  fs::path report = dir / "report.json";
+  Run run = graphsub("-q optimize " + model("small_cnn.onnx") + " -o " + out.string() +
+                     " --check 3 --dim N=2 --report " + report.string());
+  INFO(run.err);
+  REQUIRE(run.status == 0);
+  CHECK(fs::exists(out));
+  CHECK(run.out.find("probabilities") != std::string::npos);
+  const std::string json = read_file(report);
+  CHECK(json.find("\"passed\": true") != std::string::npos);
+  // Deterministic: a second run writes the same bytes.
+  fs::path again = dir / "again.onnx";
+  REQUIRE(graphsub("-q optimize " + model("small_cnn.onnx") + " -o " + again.string()).status == 0);
+  CHECK(read_file(out) == read_file(again));
+}
+
+TEST_CASE("inspect lists operators, FLOPs and weights", "[cli]") {
+  Run text = graphsub("inspect " + model("small_cnn.onnx"));
+  REQUIRE(text.status == 0);
+  CHECK(text.out.find("Conv") != std::string::npos);
+  CHECK(text.out.find("FLOPs") != std::string::npos);
+  Run json = graphsub("inspect --json " + model("small_cnn.onnx"));
+  REQUIRE(json.status == 0);
+  CHECK(json.out.find("\"modelled_nodes\"") != std::string::npos);
+}

@@ -1,0 +1,122 @@
+// Tests of MatMul: numpy shape rules (1-D operands, broadcast batches), kernel, FLOP count.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ops/op_list.h"
+#include "test_util.h"
+
+namespace graphsub {
+namespace {
+
+using ir::DataType;
+using testing::float_type;
+
+ops::InferResult infer(const std::vector<ir::TensorType>& inputs) {
+  return ops::mat_mul_op().infer(ir::Node{}, inputs);
+}
+
+/// The output shape of MatMul on static operand sizes.
+ir::Shape product_shape(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  ops::InferResult result = infer({float_type(a), float_type(b)});
+  REQUIRE(result.ok());
+  return result.outputs[0].shape;
+}
+
+/// Runs the kernel the way the executor does: infer, allocate the output, fill it.
+ir::Tensor run(const ir::Tensor& a, const ir::Tensor& b) {
+  ops::InferResult inferred = infer({float_type(a.dims()), float_type(b.dims())});
+  REQUIRE(inferred.ok());
+  std::vector<ir::Tensor> outputs;
+  outputs.emplace_back(DataType::kFloat, *inferred.outputs[0].shape.sizes());
+  ops::mat_mul_op().kernel(ir::Node{}, {&a, &b}, outputs);
+  return outputs[0];
+}
+
+std::string canonicalize(const std::vector<ir::TensorType>& inputs) {
+  ir::Attributes attrs;
+  ops::ImportContext context{attrs, inputs, 1, 13};
+  return ops::mat_mul_op().canonicalize(context);
+}
+
+}  // namespace
+
+TEST_CASE("MatMul models float operands of one type", "[ops][mat_mul]") {
+  CHECK(canonicalize({float_type({2, 3}), float_type({3, 4})}).empty());
+  const ir::TensorType ints{DataType::kInt32, ir::Shape::of({3, 4})};
+  CHECK_FALSE(canonicalize({ints, ints}).empty());
+  CHECK_FALSE(canonicalize({float_type({2, 3}), ir::TensorType{DataType::kDouble, {}}}).empty());
+}
+
+TEST_CASE("MatMul promotes 1-D operands and drops the added dimension", "[ops][mat_mul]") {
+  CHECK(product_shape({4}, {4, 5}) == ir::Shape::of({5}));
+  CHECK(product_shape({3, 4}, {4}) == ir::Shape::of({3}));
+  CHECK(product_shape({4}, {4}) == ir::Shape::of({}));
+  CHECK(product_shape({2, 3, 4}, {4}) == ir::Shape::of({2, 3}));
+}
+
+TEST_CASE("MatMul broadcasts batch dimensions, keeping symbols", "[ops][mat_mul]") {
+  CHECK(product_shape({2, 1, 3, 4}, {5, 4, 6}) == ir::Shape::of({2, 5, 3, 6}));
+  const ir::Shape batched{true, {ir::Dim::named("N"), ir::Dim::known(3), ir::Dim::named("K")}};
+  ops::InferResult result = infer({ir::TensorType{DataType::kFloat, batched}, float_type({4, 5})});
+  REQUIRE(result.ok());
+  const ir::Shape expected{true, {ir::Dim::named("N"), ir::Dim::known(3), ir::Dim::known(5)}};
+  CHECK(result.outputs[0].shape == expected);
+  result = infer({float_type({3, 4}), ir::TensorType{DataType::kFloat, {}}});
+  REQUIRE(result.ok());
+  CHECK_FALSE(result.outputs[0].shape.rank_known);
+}
+
+TEST_CASE("MatMul rejects mismatched inner or batch dimensions", "[ops][mat_mul]") {
+  CHECK_FALSE(infer({float_type({3, 4}), float_type({5, 6})}).ok());
+  CHECK_FALSE(infer({float_type({4}), float_type({3})}).ok());
+  CHECK_FALSE(infer({float_type({2, 3, 4}), float_type({3, 4, 5})}).ok());
+  CHECK_FALSE(infer({float_type({}), float_type({3, 4})}).ok());
+  CHECK_FALSE(infer({float_type({3, 4})}).ok());
+}
+
+TEST_CASE("MatMul multiplies by hand, with 1-D operands", "[ops][mat_mul]") {
+  const ir::Tensor a = ir::Tensor::from_floats({2, 3}, {1, 2, 3, 4, 5, 6});
+  const ir::Tensor b = ir::Tensor::from_floats({3, 2}, {1, 0, 0, 1, 1, 1});
+  CHECK(run(a, b).dims() == std::vector<int64_t>{2, 2});
+  CHECK(testing::max_abs_diff(run(a, b), ir::Tensor::from_floats({2, 2}, {4, 5, 10, 11})) == 0);
+  const ir::Tensor row = ir::Tensor::from_floats({2}, {1, -1});
+  CHECK(testing::max_abs_diff(run(row, a), ir::Tensor::from_floats({3}, {-3, -3, -3})) == 0);
+  const ir::Tensor column = ir::Tensor::from_floats({3}, {1, 1, 1});
+  CHECK(testing::max_abs_diff(run(a, column), ir::Tensor::from_floats({2}, {6, 15})) == 0);
+}
+
+TEST_CASE("batched MatMul matches a naive formula on random inputs", "[ops][mat_mul]") {
+  // a: [2, 1, 3, 4] broadcasts over b's batch of 5; b: [5, 4, 6] over a's batch of 2.
+  const ir::Tensor a = testing::random_tensor({2, 1, 3, 4}, 11);
+  const ir::Tensor b = testing::random_tensor({5, 4, 6}, 12);
+  const ir::Tensor out = run(a, b);
+  REQUIRE(out.dims() == std::vector<int64_t>{2, 5, 3, 6});
+  for (int64_t p = 0; p < 2; ++p) {
+    for (int64_t q = 0; q < 5; ++q) {
+      for (int64_t i = 0; i < 3; ++i) {
+        for (int64_t j = 0; j < 6; ++j) {
+          double sum = 0;
+          for (int64_t k = 0; k < 4; ++k) {
+            const double a_ik = a.data<float>()[(p * 3 + i) * 4 + k];
+            sum += a_ik * b.data<float>()[(q * 4 + k) * 6 + j];
+          }
+          CHECK(out.data<float>()[((p * 5 + q) * 3 + i) * 6 + j] == Approx(sum).margin(1e-5));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("MatMul costs 2*M*N*K FLOPs per batch", "[ops][mat_mul]") {
+  const std::vector<ir::TensorType> inputs = {float_type({2, 3, 4}), float_type({4, 5})};
+  const ops::CostFeatures features =
+      ops::mat_mul_op().features(ir::Node{}, inputs, {float_type({2, 3, 5})});
+  CHECK(features.flops == 2.0 * 3 * 5 * 4 * 2);
+  CHECK(features.bytes_read == (24 + 20) * 4);
+  CHECK(features.bytes_written == 30 * 4);
+}
+
+}  // namespace graphsub
