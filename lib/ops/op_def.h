@@ -45,7 +45,9 @@ struct CostFeatures {
 };
 
 /// Computes the outputs of a node from its input tensors. `outputs` arrive allocated with the
-/// types that `infer` gave for these inputs; the kernel fills them.
+/// types that `infer` gave for these inputs, and the kernel fills them. Where an output's shape
+/// depends on input values (Range, Expand or ConstantOfShape with a run-time shape, ...), infer
+/// leaves dims unknown, the output arrives empty, and the kernel assigns it a new ir::Tensor.
 using Kernel = void (*)(const ir::Node& node, const std::vector<const ir::Tensor*>& inputs,
                         std::vector<ir::Tensor>& outputs);
 

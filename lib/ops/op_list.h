@@ -60,4 +60,32 @@ OpDef flatten_op();
 OpDef squeeze_op();
 OpDef unsqueeze_op();
 
+// Shape computation and indexing: shape.cc, gather.cc, cast.cc, slice.cc, pad.cc, expand.cc,
+// constant_of_shape.cc, range.cc, where.cc, tile.cc, dropout.cc.
+OpDef shape_op();
+OpDef gather_op();
+OpDef cast_op();
+OpDef slice_op();
+OpDef pad_op();
+OpDef expand_op();
+OpDef constant_of_shape_op();
+OpDef range_op();
+OpDef where_op();
+OpDef tile_op();
+OpDef dropout_op();
+
+// Reductions, comparisons, logic, normalization: reduce.cc, comparison.cc, logical.cc,
+// layer_normalization.cc.
+OpDef reduce_mean_op();
+OpDef reduce_sum_op();
+OpDef reduce_max_op();
+OpDef reduce_min_op();
+OpDef equal_op();
+OpDef less_op();
+OpDef greater_op();
+OpDef not_op();
+OpDef and_op();
+OpDef or_op();
+OpDef layer_normalization_op();
+
 }  // namespace graphsub::ops

@@ -60,10 +60,14 @@ std::vector<ir::Tensor> CpuExecutor::run_node(const ir::Node& node,
   outputs.reserve(inferred.outputs.size());
   for (const ir::TensorType& type : inferred.outputs) {
     auto sizes = type.shape.sizes();
-    if (!sizes) throw Error("node '" + node.name + "' (" + def.name + "): output shape not static");
-    outputs.emplace_back(type.dtype, *sizes);
+    outputs.push_back(sizes ? ir::Tensor(type.dtype, *sizes) : ir::Tensor());
   }
   def.kernel(node, inputs, outputs);
+  for (const ir::Tensor& output : outputs) {
+    if (output.dtype() == ir::DataType::kUndefined) {
+      throw Error("node '" + node.name + "' (" + def.name + "): the kernel left an output unset");
+    }
+  }
   return outputs;
 }
 
