@@ -29,6 +29,16 @@ struct ImportOptions {
 /// topologically; initializers and Constant nodes become weights; modelled ops are canonicalized,
 /// the rest stay opaque. Throws graphsub::Error with one clear message on any invalid input
 /// (missing file, not ONNX, truncated, cycle, shape mismatch).
+///
+/// The model must pass onnx::checker and ONNX's strict shape inference. Before IR version 4 an
+/// initializer listed as a graph input is a weight; from 4 it is that input's default. Sparse
+/// initializers become dense weights (as runtimes read them). A modelled op whose constant
+/// operands (OpDef::attr_inputs) are not weights, whose attributes or types graphsub does not
+/// model, or whose inferred types contradict ONNX's stays opaque, and ImportStats says why. An
+/// opaque node keeps its NodeProto without inputs, outputs and name (OpaqueInfo::onnx_node); the
+/// values its subgraphs read from the enclosing graph become extra inputs after its own. Values
+/// ONNX types as sequences, maps or optionals have an undefined TensorType; graph inputs and
+/// outputs keep their declared ONNX types in ModelInfo::onnx_shell for export.
 ir::Graph import_model(const std::string& path, const ImportOptions& options = {},
                        ImportStats* stats = nullptr);
 
@@ -43,7 +53,14 @@ struct ExportOptions {
 /// graphsub's own ops lowered to ONNX ops, graph input/output names and order, opset, IR version
 /// and metadata kept. The model passes onnx::checker and strict shape inference before it is
 /// written; the file is written to a temporary name and renamed, so a failure leaves no partial
-/// output. Throws graphsub::Error.
+/// output. Throws graphsub::Error ("internal error: ..." when the graph cannot be expressed).
+///
+/// Nodes no graph output needs are left out. Values keep their names where unique; others get
+/// "gs_<op>_<n>", unnamed nodes "<op_type>_<n>", an unnamed graph output "output_<n>". A graph
+/// output whose value cannot take the output's name (a graph input, or a value output twice) is
+/// copied to it by an Identity. Attributes are written as the opset's schema declares them; those
+/// it does not know (Conv's activation) are dropped. A graph without ModelInfo is written with IR
+/// version 8 and opset 17. Exporting the same graph twice gives identical bytes.
 void export_model(const ir::Graph& graph, const std::string& path, const ExportOptions& options = {});
 
 /// Reads one serialized TensorProto (the ONNX test data's input_N.pb / output_N.pb).

@@ -1,0 +1,21 @@
+// export_model: fold, write, check, and save an IR graph as ONNX.
+#include "ir/error.h"
+#include "onnx_io/export_plan.h"
+#include "onnx_io/model_file.h"
+#include "onnx_io/model_writer.h"
+#include "onnx_io/onnx_io.h"
+
+namespace graphsub::onnx_io {
+
+void export_model(const ir::Graph& graph, const std::string& path, const ExportOptions& options) {
+  const ExportPlan plan = plan_export(graph);
+  onnx::ModelProto model = ModelWriter(graph, plan).write();
+  try {
+    checked_copy(model);
+  } catch (const Error& error) {
+    throw Error(std::string("internal error: the exported model ") + error.what());
+  }
+  write_model_file(model, path, options.external_data_threshold);
+}
+
+}  // namespace graphsub::onnx_io

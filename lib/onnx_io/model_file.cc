@@ -1,0 +1,209 @@
+// Protobuf file input and output with ONNX's checks; temporary files renamed into place.
+#include "onnx_io/model_file.h"
+
+#include <fcntl.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+#include "ir/error.h"
+
+namespace graphsub::onnx_io {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Serialized models larger than this are written with external data (protobuf's limit is 2 GiB;
+/// the margin covers the graph itself).
+constexpr std::size_t kMaxInlineBytes = (std::size_t{1} << 31) - (std::size_t{64} << 20);
+/// Initializers larger than this go to the data file when the 2 GB limit forces external data.
+constexpr std::size_t kAutoThreshold = 1024;
+
+/// The message of an exception on one line: runs of whitespace become one space.
+std::string one_line(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    const bool space = c == '\n' || c == '\r' || c == '\t' || c == ' ';
+    if (space && (out.empty() || out.back() == ' ')) continue;
+    out += space ? ' ' : c;
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+void check_readable(const std::string& path) {
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);
+  if (!fs::exists(status)) throw Error("no such file");
+  if (fs::is_directory(status)) throw Error("is a directory, not a file");
+  const auto size = fs::file_size(path, error);
+  if (error) throw Error("cannot be read: " + error.message());
+  if (size > static_cast<std::uintmax_t>(INT_MAX)) {
+    throw Error("is larger than 2 GB, the most protobuf can parse; keep the weights as external data");
+  }
+}
+
+/// A copy of `model` without its initializers, made without copying them.
+onnx::ModelProto without_initializers(onnx::ModelProto& model) {
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> initializers;
+  initializers.Swap(model.mutable_graph()->mutable_initializer());
+  onnx::ModelProto copy = model;
+  initializers.Swap(model.mutable_graph()->mutable_initializer());
+  return copy;
+}
+
+/// Moves the initializers of `owner` into `borrower` for the loan's lifetime.
+class InitializerLoan {
+ public:
+  InitializerLoan(onnx::ModelProto& owner, onnx::ModelProto& borrower) : owner_(owner), borrower_(borrower) {
+    swap();
+  }
+  InitializerLoan(const InitializerLoan&) = delete;
+  InitializerLoan& operator=(const InitializerLoan&) = delete;
+  ~InitializerLoan() { swap(); }
+
+ private:
+  void swap() {
+    owner_.mutable_graph()->mutable_initializer()->Swap(borrower_.mutable_graph()->mutable_initializer());
+  }
+  onnx::ModelProto& owner_;
+  onnx::ModelProto& borrower_;
+};
+
+/// A file written under a temporary name beside its target and renamed over it by commit();
+/// removed if never committed.
+class TempFile {
+ public:
+  explicit TempFile(std::string target)
+      : target_(std::move(target)), path_(target_ + ".tmp." + std::to_string(::getpid())) {}
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() {
+    if (!committed_) ::unlink(path_.c_str());
+  }
+
+  const std::string& path() const { return path_; }
+  void commit() {
+    if (::rename(path_.c_str(), target_.c_str()) != 0) {
+      throw Error("cannot write '" + target_ + "': " + std::strerror(errno));
+    }
+    committed_ = true;
+  }
+
+ private:
+  std::string target_;
+  std::string path_;
+  bool committed_ = false;
+};
+
+void set_entry(onnx::TensorProto& tensor, const std::string& key, const std::string& value) {
+  onnx::StringStringEntryProto* entry = tensor.add_external_data();
+  entry->set_key(key);
+  entry->set_value(value);
+}
+
+/// Moves the raw data of large initializers to `data_file`, referenced as `location`; returns how
+/// many bytes it moved.
+std::size_t externalize(onnx::GraphProto& graph, const std::string& data_file, const std::string& location,
+                        std::size_t threshold) {
+  std::ofstream out(data_file, std::ios::binary | std::ios::trunc);
+  std::size_t offset = 0;
+  for (onnx::TensorProto& tensor : *graph.mutable_initializer()) {
+    const std::string& raw = tensor.raw_data();
+    if (raw.size() <= threshold) continue;
+    out.write(raw.data(), static_cast<std::streamsize>(raw.size()));
+    set_entry(tensor, "location", location);
+    set_entry(tensor, "offset", std::to_string(offset));
+    set_entry(tensor, "length", std::to_string(raw.size()));
+    tensor.set_data_location(onnx::TensorProto::EXTERNAL);
+    offset += raw.size();
+    std::string().swap(*tensor.mutable_raw_data());
+  }
+  out.close();
+  if (!out) throw Error("cannot write '" + data_file + "': " + std::strerror(errno));
+  return offset;
+}
+
+void serialize(const onnx::ModelProto& model, const std::string& file) {
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw Error("cannot write '" + file + "': " + std::strerror(errno));
+  google::protobuf::io::FileOutputStream stream(fd);
+  bool ok;
+  {
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    ok = model.SerializeToCodedStream(&coded) && !coded.HadError();
+  }
+  ok = stream.Close() && ok;
+  if (!ok) throw Error("cannot write '" + file + "': " + std::strerror(stream.GetErrno()));
+}
+
+}  // namespace
+
+void parse_file(const std::string& path, google::protobuf::MessageLite& message, const std::string& what) {
+  check_readable(path);
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) throw Error(std::string("cannot be opened: ") + std::strerror(errno));
+  google::protobuf::io::FileInputStream stream(fd);
+  stream.SetCloseOnDelete(true);
+  google::protobuf::io::CodedInputStream coded(&stream);
+  coded.SetTotalBytesLimit(INT_MAX);
+  if (!message.ParseFromCodedStream(&coded)) {
+    throw Error("is not " + what + ", or the file is truncated");
+  }
+}
+
+std::string serialize_to_string(const google::protobuf::MessageLite& message) {
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    message.SerializeToCodedStream(&coded);
+  }
+  return bytes;
+}
+
+onnx::ModelProto checked_copy(onnx::ModelProto& model) {
+  onnx::ModelProto copy = without_initializers(model);
+  InitializerLoan loan(model, copy);
+  try {
+    onnx::checker::check_model(copy);
+  } catch (const std::exception& error) {
+    throw Error("fails the ONNX checker: " + one_line(error.what()));
+  }
+  try {
+    // Node errors are thrown (error_mode 1), but an element type outside an operator's type
+    // constraints is let through (check_type off), as runtimes do: exporters such as PyTorch's
+    // write Constant nodes of int64 at opsets that allow only floats.
+    const onnx::ShapeInferenceOptions strict(/*check_type_val=*/false, /*strict_mode_val=*/1);
+    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), strict);
+  } catch (const std::exception& error) {
+    throw Error("fails ONNX shape inference: " + one_line(error.what()));
+  }
+  return copy;
+}
+
+void write_model_file(onnx::ModelProto& model, const std::string& path, std::size_t threshold) {
+  if (threshold == 0 && model.ByteSizeLong() > kMaxInlineBytes) threshold = kAutoThreshold;
+  TempFile model_file(path);
+  TempFile data_file(path + ".data");
+  const std::size_t external_bytes =
+      threshold == 0 ? 0
+                     : externalize(*model.mutable_graph(), data_file.path(),
+                                   fs::path(path).filename().string() + ".data", threshold);
+  serialize(model, model_file.path());
+  if (external_bytes > 0) data_file.commit();
+  model_file.commit();
+}
+
+}  // namespace graphsub::onnx_io

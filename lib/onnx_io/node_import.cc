@@ -1,0 +1,174 @@
+// Modelling one imported ONNX node: attributes, constant inputs, canonical form, type checks.
+#include "onnx_io/node_import.h"
+
+#include "onnx_io/attribute_proto.h"
+#include "onnx_io/tensor_proto.h"
+#include "onnx_io/value_types.h"
+#include "ops/registry.h"
+
+namespace graphsub::onnx_io {
+namespace {
+
+std::string check_opset(const ops::OpDef& def, int64_t opset) {
+  if (opset >= def.since_opset) return {};
+  return "opset " + std::to_string(opset) + " predates the modelled semantics (opset " +
+         std::to_string(def.since_opset) + ")";
+}
+
+/// The number of outputs the node uses: its leading non-empty output names. Trailing omitted
+/// outputs are as if absent; an omitted output before a used one cannot be modelled.
+std::string count_outputs(const onnx::NodeProto& node, int& count) {
+  count = 0;
+  while (count < node.output_size() && !node.output(count).empty()) ++count;
+  for (int i = count; i < node.output_size(); ++i) {
+    if (!node.output(i).empty()) return "an omitted output precedes a used one";
+  }
+  return count == 0 ? "the node has no used output" : std::string();
+}
+
+std::string convert_attributes(const onnx::NodeProto& node, ir::Attributes& attrs) {
+  for (const onnx::AttributeProto& attribute : node.attribute()) {
+    std::optional<ir::AttrValue> value = attr_from_proto(attribute);
+    if (!value) {
+      return "attribute '" + attribute.name() + "' is a " +
+             onnx::AttributeProto::AttributeType_Name(attribute.type()) + ", which is not modelled";
+    }
+    attrs.set(attribute.name(), std::move(*value));
+  }
+  return {};
+}
+
+std::string read_constant(const ir::Tensor& data, const ops::AttrInput& entry, ir::Attributes& attrs) {
+  try {
+    if (!entry.as_floats) {
+      attrs.set(entry.attr, data.to_int64s());
+      return {};
+    }
+    std::vector<float> values(static_cast<std::size_t>(data.num_elements()));
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      values[i] = static_cast<float>(data.element_as_double(static_cast<int64_t>(i)));
+    }
+    attrs.set(entry.attr, std::move(values));
+    return {};
+  } catch (const std::exception& error) {
+    return std::string("constant input '") + entry.attr + "' cannot be read: " + error.what();
+  }
+}
+
+/// Reads the constant inputs that are attributes in the IR, then removes every such position
+/// (present or omitted) and trims trailing omitted inputs.
+std::string take_attr_inputs(const ops::OpDef& def, const ir::Graph& graph, ModelledNode& out) {
+  std::vector<char> taken(out.inputs.size(), 0);
+  for (const ops::AttrInput& entry : def.attr_inputs) {
+    const auto index = static_cast<std::size_t>(entry.input_index);
+    if (index >= out.inputs.size()) continue;
+    taken[index] = 1;
+    if (out.inputs[index] == ir::kNoValue) continue;
+    const ir::Value& value = graph.value(out.inputs[index]);
+    if (value.kind != ir::ValueKind::kWeight) {
+      return std::string("input '") + entry.attr + "' is not a constant";
+    }
+    std::string reason = read_constant(*value.data, entry, out.attrs);
+    if (!reason.empty()) return reason;
+  }
+  std::vector<ir::ValueId> kept;
+  for (std::size_t i = 0; i < out.inputs.size(); ++i) {
+    if (!taken[i]) kept.push_back(out.inputs[i]);
+  }
+  while (!kept.empty() && kept.back() == ir::kNoValue) kept.pop_back();
+  out.inputs = std::move(kept);
+  return {};
+}
+
+std::vector<ir::TensorType> input_types(const ir::Graph& graph, const std::vector<ir::ValueId>& inputs) {
+  std::vector<ir::TensorType> types;
+  types.reserve(inputs.size());
+  for (ir::ValueId id : inputs) types.push_back(id == ir::kNoValue ? ir::TensorType{} : graph.value(id).type);
+  return types;
+}
+
+std::string canonicalize(const ops::OpDef& def, const NodeSource& source, int num_outputs,
+                         const std::vector<ir::TensorType>& types, ModelledNode& out) {
+  ops::ImportContext context{out.attrs, types, num_outputs, source.opset};
+  try {
+    return def.canonicalize(context);
+  } catch (const std::exception& error) {
+    return std::string("canonicalize failed: ") + error.what();
+  }
+}
+
+/// Checks graphsub's inferred output types against ONNX's for the same outputs.
+std::string compare_types(const NodeSource& source, const std::vector<ir::TensorType>& ours) {
+  for (std::size_t i = 0; i < ours.size() && i < source.onnx_output_types.size(); ++i) {
+    if (types_conflict(ours[i], source.onnx_output_types[i])) {
+      return "graphsub infers " + ir::to_string(ours[i]) + " for output '" + source.node.output(i) +
+             "', ONNX infers " + ir::to_string(source.onnx_output_types[i]);
+    }
+  }
+  return {};
+}
+
+std::string infer(const ops::OpDef& def, const NodeSource& source, int num_outputs,
+                  const std::vector<ir::TensorType>& types, ModelledNode& out) {
+  ir::Node probe;
+  probe.op = source.kind;
+  probe.attrs = out.attrs;
+  probe.inputs = out.inputs;
+  ops::InferResult result;
+  try {
+    result = def.infer(probe, types);
+  } catch (const std::exception& error) {
+    return std::string("shape inference failed: ") + error.what();
+  }
+  if (!result.ok()) return "shape inference: " + result.error;
+  if (result.outputs.size() != static_cast<std::size_t>(num_outputs)) {
+    return "graphsub infers " + std::to_string(result.outputs.size()) + " outputs, the node uses " +
+           std::to_string(num_outputs);
+  }
+  out.output_types = std::move(result.outputs);
+  return compare_types(source, out.output_types);
+}
+
+std::vector<int64_t> list_dims(int size) { return {static_cast<int64_t>(size)}; }
+
+}  // namespace
+
+std::string model_node(const NodeSource& source, const ir::Graph& graph, ModelledNode& out) {
+  const ops::OpDef& def = ops::op_def(source.kind);
+  int num_outputs = 0;
+  out.inputs = source.inputs;
+  std::string reason = check_opset(def, source.opset);
+  if (reason.empty()) reason = count_outputs(source.node, num_outputs);
+  if (reason.empty()) reason = convert_attributes(source.node, out.attrs);
+  if (reason.empty()) reason = take_attr_inputs(def, graph, out);
+  if (!reason.empty()) return reason;
+  const std::vector<ir::TensorType> types = input_types(graph, out.inputs);
+  reason = canonicalize(def, source, num_outputs, types, out);
+  if (!reason.empty()) return reason;
+  return infer(def, source, num_outputs, types, out);
+}
+
+ir::TensorPtr constant_tensor(const onnx::NodeProto& node) {
+  if (node.attribute_size() != 1) return nullptr;
+  const onnx::AttributeProto& attribute = node.attribute(0);
+  const std::string& name = attribute.name();
+  if (name == "value" && attribute.has_t()) return ir::share(tensor_from_proto(attribute.t()));
+  if (name == "value_float") return ir::share(ir::Tensor::from_floats({}, {attribute.f()}));
+  if (name == "value_int") return ir::share(ir::Tensor::from_int64s({}, {attribute.i()}));
+  if (name == "value_string") return ir::share(ir::Tensor({}, {attribute.s()}));
+  if (name == "value_floats") {
+    return ir::share(ir::Tensor::from_floats(list_dims(attribute.floats_size()),
+                                             {attribute.floats().begin(), attribute.floats().end()}));
+  }
+  if (name == "value_ints") {
+    return ir::share(ir::Tensor::from_int64s(list_dims(attribute.ints_size()),
+                                             {attribute.ints().begin(), attribute.ints().end()}));
+  }
+  if (name == "value_strings") {
+    return ir::share(ir::Tensor(list_dims(attribute.strings_size()),
+                                {attribute.strings().begin(), attribute.strings().end()}));
+  }
+  return nullptr;
+}
+
+}  // namespace graphsub::onnx_io

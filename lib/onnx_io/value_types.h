@@ -1,0 +1,21 @@
+// Conversion between ONNX TypeProto and ir::TensorType.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include "ir/shape.h"
+
+namespace graphsub::onnx_io {
+
+/// The tensor type a TypeProto describes: dim_value -> known size, dim_param -> symbol, neither
+/// -> unknown dim. Non-tensor types (sequence, map, optional, sparse) give an undefined type.
+ir::TensorType tensor_type_from_proto(const onnx::TypeProto& proto);
+
+/// Writes a tensor type; an unknown rank writes no shape.
+void tensor_type_to_proto(const ir::TensorType& type, onnx::TypeProto& proto);
+
+/// True when two types of one value are known to disagree: both dtypes known and different,
+/// both ranks known and different, or a dim known in both with different sizes.
+bool types_conflict(const ir::TensorType& a, const ir::TensorType& b);
+
+}  // namespace graphsub::onnx_io

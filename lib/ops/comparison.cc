@@ -1,0 +1,75 @@
+// Comparisons with numpy broadcasting and a bool result: Equal, Less, Greater (opset 7+).
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ops/bool_binary.h"
+#include "ops/op_list.h"
+
+namespace graphsub::ops {
+namespace {
+
+using ir::DataType;
+
+/// Operand types of Less and Greater.
+const std::vector<DataType> kOrderedTypes = {DataType::kFloat, DataType::kDouble, DataType::kInt32,
+                                             DataType::kInt64};
+/// Operand types of Equal: the ordered ones and bool.
+const std::vector<DataType> kEqualTypes = {DataType::kFloat, DataType::kDouble, DataType::kInt32,
+                                           DataType::kInt64, DataType::kBool};
+
+/// Calls `body` with a value of the C++ element type of `dtype`; bool is its byte (0 or 1).
+template <class Body> void dispatch(DataType dtype, Body&& body) {
+  switch (dtype) {
+    case DataType::kFloat: return body(float{});
+    case DataType::kDouble: return body(double{});
+    case DataType::kInt32: return body(int32_t{});
+    case DataType::kInt64: return body(int64_t{});
+    case DataType::kBool: return body(uint8_t{});
+    default: throw std::invalid_argument("no kernel for element type " + ir::to_string(dtype));
+  }
+}
+
+/// NaN compares unequal to everything, itself included (IEEE 754).
+struct EqualFn {
+  static const std::vector<DataType>& types() { return kEqualTypes; }
+  template <class T> bool operator()(T a, T b) const { return a == b; }
+};
+struct LessFn {
+  static const std::vector<DataType>& types() { return kOrderedTypes; }
+  template <class T> bool operator()(T a, T b) const { return a < b; }
+};
+struct GreaterFn {
+  static const std::vector<DataType>& types() { return kOrderedTypes; }
+  template <class T> bool operator()(T a, T b) const { return a > b; }
+};
+
+template <class Fn> std::string canonicalize(ImportContext& context) {
+  return canonicalize_bool_binary(context, Fn::types());
+}
+
+template <class Fn> InferResult infer(const ir::Node&, const std::vector<ir::TensorType>& inputs) {
+  return infer_bool_binary(inputs, Fn::types());
+}
+
+template <class Fn>
+void kernel(const ir::Node&, const std::vector<const ir::Tensor*>& inputs,
+            std::vector<ir::Tensor>& outputs) {
+  dispatch(inputs[0]->dtype(), [&](auto tag) {
+    broadcast_predicate<decltype(tag)>(*inputs[0], *inputs[1], outputs[0], Fn{});
+  });
+}
+
+template <class Fn> OpDef comparison_def(ir::OpKind kind, const char* name) {
+  return OpDef{
+      kind, name, true, 7, {}, canonicalize<Fn>, infer<Fn>, kernel<Fn>, bool_binary_features};
+}
+
+}  // namespace
+
+OpDef equal_op() { return comparison_def<EqualFn>(ir::OpKind::kEqual, "Equal"); }
+OpDef less_op() { return comparison_def<LessFn>(ir::OpKind::kLess, "Less"); }
+OpDef greater_op() { return comparison_def<GreaterFn>(ir::OpKind::kGreater, "Greater"); }
+
+}  // namespace graphsub::ops

@@ -1,0 +1,240 @@
+// Helpers shared by the shape-computation and indexing ops.
+#include "ops/indexing.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <stdexcept>
+#include <type_traits>
+#include <variant>
+
+#include "ops/common.h"
+
+namespace graphsub::ops {
+namespace {
+
+/// Per output axis and coordinate, the byte offset into the input it reads, or kFillCoordinate.
+AxisMaps byte_offsets(const ir::Tensor& input, const AxisMaps& maps) {
+  if (input.rank() > maps.size()) throw std::logic_error("copy_mapped: more input axes than maps");
+  std::vector<int64_t> dims(maps.size() - input.rank(), 1);
+  dims.insert(dims.end(), input.dims().begin(), input.dims().end());
+  const std::vector<int64_t> strides = strides_of(dims);
+  const auto size = static_cast<int64_t>(ir::element_size(input.dtype()));
+  AxisMaps offsets = maps;
+  for (std::size_t axis = 0; axis < maps.size(); ++axis) {
+    for (int64_t& at : offsets[axis]) {
+      if (at != kFillCoordinate) at *= strides[axis] * size;
+    }
+  }
+  return offsets;
+}
+
+/// The input byte offset of the element at `index`, or nullopt when some axis fills.
+std::optional<int64_t> source_offset(const AxisMaps& offsets, const std::vector<int64_t>& index) {
+  int64_t total = 0;
+  for (std::size_t axis = 0; axis < index.size(); ++axis) {
+    const int64_t at = offsets[axis][index[axis]];
+    if (at == kFillCoordinate) return std::nullopt;
+    total += at;
+  }
+  return total;
+}
+
+/// Steps a row-major multi-index over the lengths of `maps` by one.
+void advance(std::vector<int64_t>& index, const AxisMaps& maps) {
+  for (std::size_t axis = index.size(); axis-- > 0;) {
+    if (++index[axis] < static_cast<int64_t>(maps[axis].size())) return;
+    index[axis] = 0;
+  }
+}
+
+/// An element read exactly: signed and unsigned integers as such, floats as double.
+using Number = std::variant<int64_t, uint64_t, double>;
+
+Number read_number(const ir::Tensor& tensor, int64_t i) {
+  switch (tensor.dtype()) {
+    case ir::DataType::kFloat: return double{tensor.data<float>()[i]};
+    case ir::DataType::kDouble: return tensor.data<double>()[i];
+    case ir::DataType::kFloat16: return float16_to_double(tensor.data<uint16_t>()[i]);
+    case ir::DataType::kInt8: return int64_t{tensor.data<int8_t>()[i]};
+    case ir::DataType::kInt16: return int64_t{tensor.data<int16_t>()[i]};
+    case ir::DataType::kInt32: return int64_t{tensor.data<int32_t>()[i]};
+    case ir::DataType::kInt64: return tensor.data<int64_t>()[i];
+    case ir::DataType::kUint8: return uint64_t{tensor.data<uint8_t>()[i]};
+    case ir::DataType::kUint16: return uint64_t{tensor.data<uint16_t>()[i]};
+    case ir::DataType::kUint32: return uint64_t{tensor.data<uint32_t>()[i]};
+    case ir::DataType::kUint64: return tensor.data<uint64_t>()[i];
+    case ir::DataType::kBool: return int64_t{tensor.data<uint8_t>()[i] != 0};
+    default:
+      throw std::invalid_argument("cannot convert " + ir::to_string(tensor.dtype()) + " elements");
+  }
+}
+
+/// A float truncated toward zero into the integer type D, saturating; NaN gives 0.
+template <class D>
+D saturating_cast(double value) {
+  if (std::isnan(value)) return 0;
+  const double low = static_cast<double>(std::numeric_limits<D>::min());
+  const double high = static_cast<double>(std::numeric_limits<D>::max());
+  if (value <= low) return std::numeric_limits<D>::min();
+  if (value >= high) return std::numeric_limits<D>::max();
+  return static_cast<D>(value);
+}
+
+/// `number` as the C++ type D: see convert_elements for the rules.
+template <class D>
+D convert_to(const Number& number) {
+  return std::visit([](auto value) -> D {
+    using S = decltype(value);
+    if constexpr (std::is_same_v<D, bool>) {
+      return value != 0;
+    } else if constexpr (std::is_floating_point_v<S> && std::is_integral_v<D>) {
+      return saturating_cast<D>(value);
+    } else {
+      return static_cast<D>(value);
+    }
+  }, number);
+}
+
+template <class D>
+void store(ir::Tensor& tensor, int64_t i, D value) {
+  tensor.mutable_data<D>()[i] = value;
+}
+
+void write_number(ir::Tensor& tensor, int64_t i, const Number& number) {
+  switch (tensor.dtype()) {
+    case ir::DataType::kFloat: return store(tensor, i, convert_to<float>(number));
+    case ir::DataType::kDouble: return store(tensor, i, convert_to<double>(number));
+    case ir::DataType::kFloat16:
+      return store(tensor, i, float16_from_double(convert_to<double>(number)));
+    case ir::DataType::kInt8: return store(tensor, i, convert_to<int8_t>(number));
+    case ir::DataType::kInt16: return store(tensor, i, convert_to<int16_t>(number));
+    case ir::DataType::kInt32: return store(tensor, i, convert_to<int32_t>(number));
+    case ir::DataType::kInt64: return store(tensor, i, convert_to<int64_t>(number));
+    case ir::DataType::kUint8: return store(tensor, i, convert_to<uint8_t>(number));
+    case ir::DataType::kUint16: return store(tensor, i, convert_to<uint16_t>(number));
+    case ir::DataType::kUint32: return store(tensor, i, convert_to<uint32_t>(number));
+    case ir::DataType::kUint64: return store(tensor, i, convert_to<uint64_t>(number));
+    case ir::DataType::kBool:
+      return store(tensor, i, static_cast<uint8_t>(convert_to<bool>(number)));
+    default: throw std::invalid_argument("cannot convert to " + ir::to_string(tensor.dtype()));
+  }
+}
+
+constexpr uint16_t kHalfSign = 0x8000;
+constexpr uint16_t kHalfInfinity = 0x7c00;
+constexpr uint16_t kHalfNan = 0x7e00;
+constexpr int kHalfMantissaBits = 10;
+constexpr int kHalfExponentBias = 15;
+/// Half of the gap above the largest half (65504): values from here on round to infinity.
+constexpr double kHalfOverflow = 65520.0;
+/// The smallest normal half, 2^-14; below it halves are multiples of 2^-24.
+constexpr double kHalfMinNormal = 0x1p-14;
+constexpr int kHalfSubnormalScale = 24;
+/// The biased exponent of infinities and NaNs.
+constexpr int kHalfSpecialExponent = 0x1f;
+
+}  // namespace
+
+std::vector<int64_t> identity_map(int64_t size) {
+  std::vector<int64_t> map(static_cast<std::size_t>(size));
+  std::iota(map.begin(), map.end(), int64_t{0});
+  return map;
+}
+
+void copy_mapped(const ir::Tensor& input, const AxisMaps& maps, const ir::Tensor* fill,
+                 ir::Tensor& output) {
+  const AxisMaps offsets = byte_offsets(input, maps);
+  const std::size_t size = ir::element_size(output.dtype());
+  std::vector<int64_t> index(maps.size(), 0);
+  for (int64_t i = 0; i < output.num_elements(); ++i, advance(index, maps)) {
+    std::optional<int64_t> from = source_offset(offsets, index);
+    std::byte* to = output.mutable_bytes() + i * static_cast<int64_t>(size);
+    if (from) {
+      std::memcpy(to, input.bytes() + *from, size);
+    } else if (fill) {
+      std::memcpy(to, fill->bytes(), size);
+    }
+  }
+}
+
+std::string shape_operand_error(const ir::TensorType& shape) {
+  if (shape.dtype != ir::DataType::kUndefined && shape.dtype != ir::DataType::kInt64) {
+    return "the shape operand must be int64";
+  }
+  if (shape.shape.rank_known && shape.shape.rank() != 1) return "the shape operand must be 1-D";
+  return {};
+}
+
+bool is_convertible(ir::DataType dtype) {
+  switch (dtype) {
+    case ir::DataType::kFloat:
+    case ir::DataType::kDouble:
+    case ir::DataType::kFloat16:
+    case ir::DataType::kInt8:
+    case ir::DataType::kInt16:
+    case ir::DataType::kInt32:
+    case ir::DataType::kInt64:
+    case ir::DataType::kUint8:
+    case ir::DataType::kUint16:
+    case ir::DataType::kUint32:
+    case ir::DataType::kUint64:
+    case ir::DataType::kBool: return true;
+    default: return false;
+  }
+}
+
+void convert_elements(const ir::Tensor& input, ir::Tensor& output) {
+  if (input.num_elements() != output.num_elements()) {
+    throw std::logic_error("convert_elements: element counts differ");
+  }
+  for (int64_t i = 0; i < input.num_elements(); ++i) write_number(output, i, read_number(input, i));
+}
+
+ir::Tensor scalar_of(ir::DataType dtype, double value) {
+  ir::Tensor scalar(dtype, {});
+  write_number(scalar, 0, value);
+  return scalar;
+}
+
+uint16_t float16_from_double(double value) {
+  const uint16_t sign = std::signbit(value) ? kHalfSign : 0;
+  if (std::isnan(value)) return sign | kHalfNan;
+  const double magnitude = std::fabs(value);
+  if (magnitude >= kHalfOverflow) return sign | kHalfInfinity;
+  if (magnitude < kHalfMinNormal) {
+    // Subnormal: a multiple of 2^-24; rounding up to 2^10 of them gives the smallest normal.
+    // nearbyint rounds ties to even in the default floating-point environment.
+    return sign | static_cast<uint16_t>(std::nearbyint(std::ldexp(magnitude, kHalfSubnormalScale)));
+  }
+  int exponent = 0;
+  std::frexp(magnitude, &exponent);  // magnitude = f * 2^exponent, f in [0.5, 1).
+  exponent -= 1;
+  // The significand scaled to [2^10, 2^11); scaling by a power of two is exact.
+  const double scaled = std::ldexp(magnitude, kHalfMantissaBits - exponent);
+  auto significand = static_cast<uint32_t>(std::nearbyint(scaled));
+  if (significand == (2u << kHalfMantissaBits)) {
+    significand >>= 1;
+    ++exponent;
+  }
+  const auto biased = static_cast<uint32_t>(exponent + kHalfExponentBias);
+  return sign | static_cast<uint16_t>((biased << kHalfMantissaBits) |
+                                      (significand - (1u << kHalfMantissaBits)));
+}
+
+double float16_to_double(uint16_t bits) {
+  const double sign = (bits & kHalfSign) ? -1.0 : 1.0;
+  const int biased = (bits & kHalfInfinity) >> kHalfMantissaBits;
+  const int mantissa = bits & ((1 << kHalfMantissaBits) - 1);
+  if (biased == 0) return sign * std::ldexp(mantissa, -kHalfSubnormalScale);
+  if (biased == kHalfSpecialExponent) {
+    return mantissa ? std::numeric_limits<double>::quiet_NaN()
+                    : sign * std::numeric_limits<double>::infinity();
+  }
+  const int exponent = biased - kHalfExponentBias - kHalfMantissaBits;
+  return sign * std::ldexp(mantissa + (1 << kHalfMantissaBits), exponent);
+}
+
+}  // namespace graphsub::ops

@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""Writes the small ONNX models the onnx_io tests read into models/ (deterministic; re-runnable).
+
+Needs the `onnx` and `numpy` Python packages (pip install onnx numpy). The models use IR version 8
+and opset 13, which the ONNX 1.12 library that graphsub links checks and infers.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models")
+IR_VERSION = 8
+OPSET = 13
+FLOAT = TensorProto.FLOAT
+
+
+def tensor_info(name, shape, dtype=FLOAT):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def weight(name, shape, seed):
+    values = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    return numpy_helper.from_array(values, name)
+
+
+def model_of(graph, opsets=(("", OPSET),)):
+    model = helper.make_model(
+        graph,
+        producer_name="graphsub-test-models",
+        opset_imports=[helper.make_opsetid(domain, version) for domain, version in opsets],
+    )
+    model.ir_version = IR_VERSION
+    return model
+
+
+def save(model, name, check=True):
+    if check:
+        onnx.checker.check_model(model)
+    path = os.path.join(MODELS, name)
+    with open(path, "wb") as out:
+        out.write(model.SerializeToString())
+    print("wrote", os.path.relpath(path))
+
+
+def cycle():
+    """a = Add(x, d); d = Relu(a): no topological order exists."""
+    nodes = [
+        helper.make_node("Add", ["x", "d"], ["a"], name="add"),
+        helper.make_node("Relu", ["a"], ["d"], name="relu"),
+    ]
+    graph = helper.make_graph(nodes, "cycle", [tensor_info("x", [2])], [tensor_info("a", [2])])
+    save(model_of(graph), "cycle.onnx", check=False)
+
+
+def shape_mismatch():
+    """Add of [2,3] and [4,5]: the checker passes it, strict shape inference does not."""
+    nodes = [helper.make_node("Add", ["x", "y"], ["z"], name="add")]
+    graph = helper.make_graph(
+        nodes, "shape_mismatch", [tensor_info("x", [2, 3]), tensor_info("y", [4, 5])],
+        [tensor_info("z", [None, None])])
+    save(model_of(graph), "shape_mismatch.onnx")
+
+
+def symbolic_dims():
+    """y = Relu(MatMul(x, w)) with a batch dimension named N."""
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["h"], name="matmul"),
+        helper.make_node("Relu", ["h"], ["y"], name="relu"),
+    ]
+    graph = helper.make_graph(
+        nodes, "symbolic_dims", [tensor_info("x", ["N", 3])], [tensor_info("y", ["N", 4])],
+        initializer=[weight("w", [3, 4], 1)])
+    save(model_of(graph), "symbolic_dims.onnx")
+
+
+def unsorted_nodes():
+    """y = Relu(Sigmoid(Neg(x))), the nodes listed last to first."""
+    nodes = [
+        helper.make_node("Relu", ["s"], ["y"], name="relu"),
+        helper.make_node("Sigmoid", ["n"], ["s"], name="sigmoid"),
+        helper.make_node("Neg", ["x"], ["n"], name="neg"),
+    ]
+    graph = helper.make_graph(nodes, "unsorted", [tensor_info("x", [2, 3])], [tensor_info("y", [2, 3])])
+    save(model_of(graph), "unsorted_nodes.onnx", check=False)
+
+
+def constants():
+    """Constant nodes of each attribute kind feeding Add, Mul and Reshape."""
+    nodes = [
+        helper.make_node("Constant", [], ["c_tensor"], name="c_tensor",
+                         value=numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3))),
+        helper.make_node("Constant", [], ["c_float"], name="c_float", value_float=2.0),
+        helper.make_node("Constant", [], ["c_shape"], name="c_shape", value_ints=[3, 2]),
+        helper.make_node("Add", ["x", "c_tensor"], ["a"], name="add"),
+        helper.make_node("Mul", ["a", "c_float"], ["m"], name="mul"),
+        helper.make_node("Reshape", ["m", "c_shape"], ["y"], name="reshape"),
+    ]
+    graph = helper.make_graph(nodes, "constants", [tensor_info("x", [2, 3])], [tensor_info("y", [3, 2])])
+    save(model_of(graph), "constants.onnx")
+
+
+def fold_transpose():
+    """y = MatMul(x, Transpose(w)): the Transpose reads only a weight, so export folds it."""
+    nodes = [
+        helper.make_node("Transpose", ["w"], ["wt"], name="transpose", perm=[1, 0]),
+        helper.make_node("MatMul", ["x", "wt"], ["y"], name="matmul"),
+    ]
+    graph = helper.make_graph(
+        nodes, "fold_transpose", [tensor_info("x", [2, 4])], [tensor_info("y", [2, 3])],
+        initializer=[weight("w", [3, 4], 2)])
+    save(model_of(graph), "fold_transpose.onnx")
+
+
+def external_data():
+    """y = Add(x, w) with w's 64 floats in external_data.onnx.data at offset 16."""
+    w = weight("w", [8, 8], 3)
+    raw = w.raw_data
+    w.ClearField("raw_data")
+    w.data_location = TensorProto.EXTERNAL
+    for key, value in (("location", "external_data.onnx.data"), ("offset", "16"),
+                       ("length", str(len(raw)))):
+        entry = w.external_data.add()
+        entry.key, entry.value = key, value
+    nodes = [helper.make_node("Add", ["x", "w"], ["y"], name="add")]
+    graph = helper.make_graph(
+        nodes, "external_data", [tensor_info("x", [8, 8])], [tensor_info("y", [8, 8])], initializer=[w])
+    with open(os.path.join(MODELS, "external_data.onnx.data"), "wb") as out:
+        out.write(bytes(16) + raw)
+    save(model_of(graph), "external_data.onnx", check=False)
+
+
+def custom_op():
+    """A node of a domain ONNX does not know between two modelled ones: it stays opaque."""
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node("Frobnicate", ["r"], ["f"], name="frob", domain="com.example",
+                         strength=0.5, mode="fast", doc_string="kept verbatim"),
+        helper.make_node("Sigmoid", ["f"], ["y"], name="sigmoid"),
+    ]
+    graph = helper.make_graph(
+        nodes, "custom_op", [tensor_info("x", ["N", 3])], [tensor_info("y", ["N", 3])],
+        value_info=[tensor_info("f", ["N", 3])])
+    save(model_of(graph, (("", OPSET), ("com.example", 1))), "custom_op.onnx")
+
+
+def input_default():
+    """An initializer also listed as a graph input (IR >= 4): an input with a default value."""
+    nodes = [helper.make_node("Mul", ["x", "scale"], ["y"], name="mul")]
+    graph = helper.make_graph(
+        nodes, "input_default", [tensor_info("x", [2, 2]), tensor_info("scale", [2, 2])],
+        [tensor_info("y", [2, 2])], initializer=[weight("scale", [2, 2], 4)])
+    graph.doc_string = "graph doc"
+    model = model_of(graph)
+    helper.set_model_props(model, {"author": "graphsub", "purpose": "metadata round trip"})
+    save(model, "input_default.onnx")
+
+
+def sparse_initializer():
+    """y = Total(s) (a custom op: ONNX's own ops take no sparse tensors) where s is a sparse
+    initializer with two non-zeros."""
+    values = numpy_helper.from_array(np.array([1.5, -2.0], dtype=np.float32), "s")
+    indices = numpy_helper.from_array(np.array([1, 4], dtype=np.int64), "s_indices")
+    sparse = helper.make_sparse_tensor(values, indices, [2, 3])
+    nodes = [helper.make_node("Total", ["s"], ["y"], name="total", domain="com.example")]
+    graph = helper.make_graph(nodes, "sparse", [], [tensor_info("y", [2, 3])])
+    graph.sparse_initializer.extend([sparse])
+    save(model_of(graph, (("", OPSET), ("com.example", 1))), "sparse_initializer.onnx")
+
+
+def if_outer_scope():
+    """y = If(cond) whose branches read r = Relu(x) from the enclosing graph (an implicit input)."""
+    then_branch = helper.make_graph(
+        [helper.make_node("Identity", ["r"], ["then_y"], name="then_identity")], "then_branch", [],
+        [tensor_info("then_y", [2])])
+    else_branch = helper.make_graph(
+        [helper.make_node("Neg", ["r"], ["else_y"], name="else_neg")], "else_branch", [],
+        [tensor_info("else_y", [2])])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node("If", ["cond"], ["y"], name="if", then_branch=then_branch,
+                         else_branch=else_branch),
+    ]
+    graph = helper.make_graph(
+        nodes, "if_outer_scope", [tensor_info("x", [2]), tensor_info("cond", [], TensorProto.BOOL)],
+        [tensor_info("y", [2])])
+    save(model_of(graph), "if_outer_scope.onnx")
+
+
+def typed_tensors():
+    """Initializers stored in the typed data fields (not raw_data), one per element type, each
+    passed through an Identity to an output."""
+    tensors = [
+        helper.make_tensor("f32", TensorProto.FLOAT, [2], [1.5, -2.0]),
+        helper.make_tensor("f64", TensorProto.DOUBLE, [2], [0.25, 1e300]),
+        helper.make_tensor("f16", TensorProto.FLOAT16, [2], np.array([1.0, -0.5], dtype=np.float16)),
+        helper.make_tensor("i8", TensorProto.INT8, [3], [-128, 0, 127]),
+        helper.make_tensor("u16", TensorProto.UINT16, [2], [0, 65535]),
+        helper.make_tensor("i32", TensorProto.INT32, [2], [-7, 2147483647]),
+        helper.make_tensor("i64", TensorProto.INT64, [2], [-(2**62), 5]),
+        helper.make_tensor("u64", TensorProto.UINT64, [1], [2**63 + 1]),
+        helper.make_tensor("flags", TensorProto.BOOL, [3], [True, False, True]),
+        helper.make_tensor("words", TensorProto.STRING, [2], [b"graph", b"sub"]),
+    ]
+    nodes = [helper.make_node("Identity", [t.name], [t.name + "_out"], name=t.name) for t in tensors]
+    outputs = [tensor_info(t.name + "_out", list(t.dims), t.data_type) for t in tensors]
+    graph = helper.make_graph(nodes, "typed_tensors", [], outputs, initializer=tensors)
+    save(model_of(graph), "typed_tensors.onnx")
+
+
+def main():
+    os.makedirs(MODELS, exist_ok=True)
+    for build in (cycle, shape_mismatch, symbolic_dims, unsorted_nodes, constants, fold_transpose,
+                  external_data, custom_op, input_default, sparse_initializer, if_outer_scope,
+                  typed_tensors):
+        build()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Real PyTorch exports through `graphsub optimize`, as a new user would run them.
+
+Exports torchvision and transformer models with random weights (nothing is downloaded) at the
+given opsets with PyTorch's TorchScript exporter, then for each model: runs
+`graphsub optimize --check 2` (reference executor), compares the original and the optimized model
+in onnxruntime on the same random inputs, and checks that graph input/output names, order and
+types are unchanged and that every operator of the original is still there (only folded constants
+may disappear). Needs torch, torchvision and (for BERT) transformers: not part of CI, because those
+packages are several GB; see README.md for the last results.
+"""
+import argparse
+import collections
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+
+def torchvision_model(name):
+    import torchvision
+    def build():
+        kwargs = {"aux_logits": False, "init_weights": True} if name == "inception_v3" else {}
+        model = getattr(torchvision.models, name)(weights=None, **kwargs).eval()
+        size = 299 if name == "inception_v3" else 224
+        return model, (torch_randn(1, 3, size, size),), ["input"], {"input": {0: "batch"}}
+    return build
+
+
+def torch_randn(*shape):
+    import torch
+    torch.manual_seed(0)
+    return torch.randn(*shape)
+
+
+def transformer_encoder():
+    import torch
+    torch.backends.mha.set_fastpath_enabled(False)  # the fused kernel has no ONNX export
+    layer = torch.nn.TransformerEncoderLayer(d_model=256, nhead=8, dim_feedforward=1024, batch_first=True)
+    model = torch.nn.TransformerEncoder(layer, num_layers=4, enable_nested_tensor=False).eval()
+    return model, (torch_randn(2, 16, 256),), ["tokens"], {"tokens": {0: "batch", 1: "sequence"}}
+
+
+def bert_base():
+    import torch
+    from transformers import BertConfig, BertModel
+    torch.manual_seed(0)
+    model = BertModel(BertConfig()).eval()
+    ids = torch.randint(0, 1000, (1, 32))
+    return model, (ids, torch.ones_like(ids)), ["input_ids", "attention_mask"], \
+        {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"}}
+
+
+MODELS = {
+    "resnet18": torchvision_model("resnet18"),
+    "resnet50": torchvision_model("resnet50"),
+    "inception_v3": torchvision_model("inception_v3"),
+    "squeezenet1_1": torchvision_model("squeezenet1_1"),
+    "mobilenet_v2": torchvision_model("mobilenet_v2"),
+    "transformer_encoder": transformer_encoder,
+    "bert_base": bert_base,
+}
+
+
+def export(name, opset, folder):
+    import torch
+    path = os.path.join(folder, f"{name}_opset{opset}.onnx")
+    if os.path.exists(path):
+        return path
+    model, args, input_names, dynamic_axes = MODELS[name]()
+    with torch.no_grad():
+        torch.onnx.export(model, args, path, opset_version=opset, dynamo=False, input_names=input_names,
+                          dynamic_axes=dynamic_axes, do_constant_folding=True)
+    return path
+
+
+def random_feeds(session, dims):
+    rng = np.random.default_rng(1)
+    feeds = {}
+    for value in session.get_inputs():
+        shape = [d if isinstance(d, int) else dims.get(d, 2) for d in value.shape]
+        if "int64" in value.type:
+            feeds[value.name] = rng.integers(0, 2 if "mask" in value.name else 1000, shape).astype(np.int64)
+        else:
+            feeds[value.name] = rng.standard_normal(shape).astype(np.float32)
+    return feeds
+
+
+def ort_compare(original, optimized):
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    a = ort.InferenceSession(original, options, providers=["CPUExecutionProvider"])
+    b = ort.InferenceSession(optimized, options, providers=["CPUExecutionProvider"])
+    feeds = random_feeds(a, {"sequence": 32})
+    worst = 0.0
+    for x, y in zip(a.run(None, feeds), b.run(None, feeds)):
+        worst = max(worst, float(np.max(np.abs(x.astype(np.float64) - y))) if x.size else 0.0)
+        if not np.allclose(x, y, rtol=1e-4, atol=1e-5):
+            return False, worst
+    return True, worst
+
+
+def interface(model):
+    def describe(values):
+        return [(v.name, onnx.helper.printable_type(v.type)) for v in values]
+    inits = {i.name for i in model.graph.initializer}
+    return describe([v for v in model.graph.input if v.name not in inits]), describe(model.graph.output)
+
+
+def constant_nodes(model):
+    """Nodes computable from initializers alone: folding may legitimately remove them."""
+    known = {i.name for i in model.graph.initializer}
+    folded = set()
+    for node in model.graph.node:
+        if node.op_type == "Constant" or all(not i or i in known for i in node.input):
+            folded.add(id(node))
+            known.update(node.output)
+    return folded
+
+
+def lost_ops(original, optimized):
+    """Operators whose count dropped, other than those folding may remove."""
+    foldable = constant_nodes(original)
+    before = collections.Counter(n.op_type for n in original.graph.node if id(n) not in foldable)
+    after = collections.Counter(n.op_type for n in optimized.graph.node)
+    return {op: (count, after[op]) for op, count in before.items() if after[op] < count}
+
+
+def check(graphsub, path):
+    out = path.replace(".onnx", ".opt.onnx")
+    start = time.perf_counter()
+    run = subprocess.run([graphsub, "-q", "optimize", path, "-o", out, "--check", "2", "--dim", "batch=2",
+                          "--dim", "sequence=32"], capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    row = {"model": os.path.basename(path), "seconds": seconds, "graphsub": "ok" if run.returncode == 0 else
+           run.stderr.strip().splitlines()[-1] if run.stderr.strip() else f"exit {run.returncode}"}
+    if run.returncode != 0:
+        # Without --check, to see whether import/export itself works and compare in onnxruntime.
+        plain = subprocess.run([graphsub, "-q", "optimize", path, "-o", out], capture_output=True, text=True)
+        if plain.returncode != 0:
+            return row
+    same, worst = ort_compare(path, out)
+    original, optimized = onnx.load(path), onnx.load(out)
+    row.update({"ort_equal": same, "ort_max_abs": worst, "interface_kept": interface(original) == interface(optimized),
+                "nodes": (len(original.graph.node), len(optimized.graph.node)),
+                "lost_ops": lost_ops(original, optimized)})
+    return row
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graphsub", required=True)
+    parser.add_argument("--folder", default="/tmp/graphsub_torch_models")
+    parser.add_argument("--opsets", type=int, nargs="+", default=[13, 17])
+    parser.add_argument("--models", nargs="+", default=list(MODELS))
+    args = parser.parse_args()
+    os.makedirs(args.folder, exist_ok=True)
+    failures = 0
+    for name in args.models:
+        for opset in args.opsets:
+            try:
+                row = check(args.graphsub, export(name, opset, args.folder))
+            except Exception as error:  # an export failure is reported, not fatal
+                row = {"model": f"{name}_opset{opset}", "graphsub": f"not run: {error}"}
+            ok = row.get("graphsub") == "ok" and row.get("ort_equal") and row.get("interface_kept") \
+                and not row.get("lost_ops")
+            failures += not ok
+            print(("PASS " if ok else "FAIL ") + " ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

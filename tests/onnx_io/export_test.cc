@@ -1,0 +1,304 @@
+// export_model: folding, lowering of graphsub's own forms, names, determinism, external data, and
+// failures that leave no file behind.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "ir/error.h"
+#include "onnx_io/onnx_io.h"
+#include "ops/registry.h"
+#include "runtime/cpu_executor.h"
+#include "test_util.h"
+
+namespace graphsub {
+namespace {
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+
+std::string model_path(const std::string& name) {
+  return std::string(GRAPHSUB_SOURCE_DIR) + "/models/" + name;
+}
+
+std::string test_data(const std::string& suite_and_test) {
+  return std::string(GRAPHSUB_TESTDATA_DIR) + "/" + suite_and_test + "/model.onnx";
+}
+
+/// This test program's folder under the system's temporary folder, removed when the program ends.
+const fs::path& scratch_root() {
+  struct Root {
+    fs::path path = fs::temp_directory_path() / ("graphsub_export_test_" + std::to_string(::getpid()));
+    ~Root() {
+      std::error_code ignored;
+      fs::remove_all(path, ignored);
+    }
+  };
+  static const Root root;
+  return root.path;
+}
+
+/// A fresh folder for one test's files.
+fs::path scratch_dir(const std::string& name) {
+  fs::path dir = scratch_root() / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+/// Exports `graph` into `dir` and imports the result.
+ir::Graph round_trip(const ir::Graph& graph, const fs::path& dir,
+                     const onnx_io::ExportOptions& options = {}) {
+  const std::string file = (dir / "out.onnx").string();
+  onnx_io::export_model(graph, file, options);
+  return onnx_io::import_model(file);
+}
+
+std::vector<std::string> op_names(const ir::Graph& graph) {
+  const std::vector<ir::NodeId> order = graph.topological_order().value();
+  std::vector<std::string> names;
+  for (ir::NodeId id : order) {
+    const ir::Node& node = graph.node(id);
+    names.push_back(node.opaque ? node.opaque->op_type : ops::kind_name(node.op));
+  }
+  return names;
+}
+
+ir::ValueId value_named(const ir::Graph& graph, const std::string& name) {
+  for (ir::ValueId id = 0; id < graph.value_capacity(); ++id) {
+    if (graph.has_value(id) && graph.value(id).name == name) return id;
+  }
+  FAIL("no value named " << name);
+  return ir::kNoValue;
+}
+
+ir::NodeId node_of(const ir::Graph& graph, ir::OpKind op) {
+  for (ir::NodeId id : graph.node_ids()) {
+    if (graph.node(id).op == op) return id;
+  }
+  FAIL("no node of kind " << ops::kind_name(op));
+  return -1;
+}
+
+/// Runs both graphs on the same seeded input for their first graph input; the outputs must agree.
+void require_same_results(const ir::Graph& a, const ir::Graph& b, const std::vector<int64_t>& dims) {
+  const std::string input = a.value(a.inputs()[0]).name;
+  const runtime::TensorMap feed{{input, ir::share(testing::random_tensor(dims, 11))}};
+  const runtime::TensorMap expected = runtime::CpuExecutor::run(a, feed);
+  const runtime::TensorMap actual = runtime::CpuExecutor::run(b, feed);
+  REQUIRE(expected.size() == actual.size());
+  for (const auto& [name, tensor] : expected) {
+    REQUIRE(testing::max_abs_diff(*tensor, *actual.at(name)) < 1e-6);
+  }
+}
+
+TEST_CASE("weight-only nodes are folded into initializers", "[onnx_io]") {
+  const ir::Graph graph = onnx_io::import_model(model_path("fold_transpose.onnx"));
+  const ir::Graph exported = round_trip(graph, scratch_dir("fold"));
+  REQUIRE(op_names(exported) == std::vector<std::string>{"MatMul"});
+  const ir::Value& folded = exported.value(value_named(exported, "wt"));
+  REQUIRE(folded.kind == ir::ValueKind::kWeight);
+  REQUIRE(folded.data->dims() == std::vector<int64_t>{4, 3});
+  const ir::Tensor& w = *graph.value(value_named(graph, "w")).data;
+  REQUIRE(folded.data->data<float>()[1 * 3 + 2] == w.data<float>()[2 * 4 + 1]);
+  require_same_results(graph, exported, {2, 4});
+}
+
+TEST_CASE("graphsub's constant ops are always folded", "[onnx_io]") {
+  ir::Graph graph;
+  ir::Attributes attrs;
+  attrs.set("channels", int64_t{2});
+  attrs.set("kernel_shape", std::vector<int64_t>{3, 3});
+  const ir::NodeId identity = testing::add_inferred(graph, ir::OpKind::kConstIdentityConv, {}, attrs);
+  graph.set_name(graph.node(identity).outputs[0], "kernel");
+  graph.set_outputs({graph.node(identity).outputs[0]});
+  const ir::Graph exported = round_trip(graph, scratch_dir("const"));
+  REQUIRE(exported.node_count() == 0);
+  const ir::Value& kernel = exported.value(exported.outputs()[0]);
+  REQUIRE(kernel.name == "kernel");
+  REQUIRE(kernel.data->dims() == std::vector<int64_t>{2, 2, 3, 3});
+  REQUIRE(kernel.data->data<float>()[4] == 1.0f);
+}
+
+TEST_CASE("a fused Conv activation is written as Conv and an activation node", "[onnx_io]") {
+  for (const auto& [activation, op_type] : std::vector<std::pair<std::string, std::string>>{
+           {"relu", "Relu"}, {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"}}) {
+    ir::Graph graph = onnx_io::import_model(test_data("pytorch-converted/test_Conv2d"));
+    const ir::NodeId conv = node_of(graph, ir::OpKind::kConv);
+    ir::Attributes attrs = graph.node(conv).attrs;
+    attrs.set("activation", activation);
+    graph.set_attributes(conv, attrs);
+    const ir::Graph exported = round_trip(graph, scratch_dir("fused_" + activation));
+    REQUIRE(op_names(exported) == std::vector<std::string>{"Conv", op_type});
+    REQUIRE(exported.node(node_of(exported, ir::OpKind::kConv)).attrs.get_string("activation", "") == "none");
+    REQUIRE(exported.output_names() == graph.output_names());
+    require_same_results(graph, exported, graph.value(graph.inputs()[0]).type.shape.sizes().value());
+  }
+}
+
+TEST_CASE("SMul is written as Mul", "[onnx_io]") {
+  ir::Graph graph;
+  const ir::ValueId x = graph.add_input("x", testing::float_type({2, 3}));
+  const ir::ValueId s = graph.add_weight("s", ir::share(ir::Tensor::from_floats({}, {3.0f})));
+  const ir::NodeId smul = testing::add_inferred(graph, ir::OpKind::kSMul, {x, s});
+  graph.set_name(graph.node(smul).outputs[0], "y");
+  graph.set_outputs({graph.node(smul).outputs[0]});
+  const ir::Graph exported = round_trip(graph, scratch_dir("smul"));
+  REQUIRE(op_names(exported) == std::vector<std::string>{"Mul"});
+  require_same_results(graph, exported, {2, 3});
+}
+
+TEST_CASE("Enlarge is folded on a weight and written as Pad otherwise", "[onnx_io]") {
+  ir::Attributes attrs;
+  attrs.set("kernel_shape", std::vector<int64_t>{3, 3});
+  ir::Graph on_input;
+  const ir::ValueId w = on_input.add_input("w", testing::float_type({4, 2, 1, 1}));
+  on_input.set_outputs(
+      {on_input.node(testing::add_inferred(on_input, ir::OpKind::kEnlarge, {w}, attrs)).outputs[0]});
+  const ir::Graph padded = round_trip(on_input, scratch_dir("enlarge_pad"));
+  REQUIRE(op_names(padded) == std::vector<std::string>{"Pad"});
+  REQUIRE(padded.output_names() == std::vector<std::string>{"output_0"});
+  REQUIRE(ir::to_string(padded.value(padded.outputs()[0]).type) == "float32[4,2,3,3]");
+
+  ir::Graph on_weight;
+  const ir::ValueId weight = on_weight.add_weight("w", ir::share(testing::random_tensor({4, 2, 1, 1}, 3)));
+  on_weight.set_outputs(
+      {on_weight.node(testing::add_inferred(on_weight, ir::OpKind::kEnlarge, {weight}, attrs)).outputs[0]});
+  const ir::Graph folded = round_trip(on_weight, scratch_dir("enlarge_fold"));
+  REQUIRE(folded.node_count() == 0);
+  REQUIRE(folded.value(folded.outputs()[0]).data->dims() == std::vector<int64_t>{4, 2, 3, 3});
+}
+
+TEST_CASE("constant operands are written as inputs from their opset on", "[onnx_io]") {
+  const std::string dir = std::string(GRAPHSUB_TESTDATA_DIR) + "/node/test_clip_default_max";
+  onnx_io::ImportOptions options;
+  options.constant_inputs["max"] = ir::share(onnx_io::read_tensor_file(dir + "/test_data_set_0/input_1.pb"));
+  const ir::Graph graph = onnx_io::import_model(dir + "/model.onnx", options);
+  const ir::Node& clip = graph.node(node_of(graph, ir::OpKind::kClip));
+  const ir::Graph exported = round_trip(graph, scratch_dir("clip"));
+  const ir::Node& written = exported.node(node_of(exported, ir::OpKind::kClip));
+  REQUIRE(written.inputs.size() == 1);
+  REQUIRE(written.attrs == clip.attrs);
+  require_same_results(graph, exported, {3, 4, 5});
+}
+
+TEST_CASE("exporting the same graph twice gives identical bytes", "[onnx_io]") {
+  const fs::path dir = scratch_dir("determinism");
+  for (const std::string& source :
+       {model_path("constants.onnx"), model_path("if_outer_scope.onnx"), test_data("node/test_loop11"),
+        test_data("pytorch-converted/test_Conv2d")}) {
+    const ir::Graph graph = onnx_io::import_model(source);
+    onnx_io::export_model(graph, (dir / "a.onnx").string());
+    onnx_io::export_model(graph, (dir / "b.onnx").string());
+    REQUIRE(read_bytes(dir / "a.onnx") == read_bytes(dir / "b.onnx"));
+  }
+}
+
+TEST_CASE("a graph output whose value changed gets its name back", "[onnx_io]") {
+  ir::Graph graph = onnx_io::import_model(model_path("symbolic_dims.onnx"));
+  const ir::ValueId old_output = graph.outputs()[0];
+  const ir::NodeId relu = graph.value(old_output).producer;
+  const ir::NodeId fresh = testing::add_inferred(graph, ir::OpKind::kRelu, graph.node(relu).inputs);
+  graph.replace_all_uses(old_output, graph.node(fresh).outputs[0]);
+  graph.remove_node(relu);
+  const ir::Graph exported = round_trip(graph, scratch_dir("renamed_output"));
+  REQUIRE(exported.output_names() == std::vector<std::string>{"y"});
+  REQUIRE(op_names(exported) == std::vector<std::string>{"MatMul", "Relu"});
+  REQUIRE(ir::to_string(exported.value(exported.outputs()[0]).type) == "float32[N,4]");
+}
+
+TEST_CASE("a graph output that is now a graph input is copied by an Identity", "[onnx_io]") {
+  ir::Graph graph = onnx_io::import_model(model_path("unsorted_nodes.onnx"));
+  graph.replace_all_uses(graph.outputs()[0], graph.inputs()[0]);
+  graph.remove_dead_nodes();
+  const ir::Graph exported = round_trip(graph, scratch_dir("input_output"));
+  REQUIRE(op_names(exported) == std::vector<std::string>{"Identity"});
+  REQUIRE(exported.output_names() == std::vector<std::string>{"y"});
+  REQUIRE(exported.value(exported.inputs()[0]).name == "x");
+}
+
+TEST_CASE("a value a subgraph reads keeps the name the subgraph uses", "[onnx_io]") {
+  for (const std::string& new_name : {std::string(), std::string("r2")}) {
+    ir::Graph graph = onnx_io::import_model(model_path("if_outer_scope.onnx"));
+    const ir::ValueId r = value_named(graph, "r");
+    const ir::NodeId relu = graph.value(r).producer;
+    const ir::NodeId fresh = testing::add_inferred(graph, ir::OpKind::kRelu, graph.node(relu).inputs);
+    graph.set_name(graph.node(fresh).outputs[0], new_name);
+    graph.replace_all_uses(r, graph.node(fresh).outputs[0]);
+    graph.remove_node(relu);
+    const ir::Graph exported = round_trip(graph, scratch_dir("implicit"));
+    const std::vector<std::string> expected = new_name.empty()
+                                                  ? std::vector<std::string>{"Relu", "If"}
+                                                  : std::vector<std::string>{"Relu", "Identity", "If"};
+    REQUIRE(op_names(exported) == expected);
+  }
+}
+
+TEST_CASE("opaque nodes with subgraphs keep their attributes byte for byte", "[onnx_io]") {
+  for (const char* test : {"node/test_if", "node/test_loop11", "node/test_scan9_sum"}) {
+    const ir::Graph graph = onnx_io::import_model(test_data(test));
+    const ir::Graph exported = round_trip(graph, scratch_dir("subgraphs"));
+    const ir::NodeId before = node_of(graph, ir::OpKind::kOpaque);
+    const ir::NodeId after = node_of(exported, ir::OpKind::kOpaque);
+    REQUIRE(graph.node(before).opaque->onnx_node == exported.node(after).opaque->onnx_node);
+  }
+}
+
+TEST_CASE("metadata, doc strings, opsets and input defaults survive export", "[onnx_io]") {
+  const ir::Graph graph = onnx_io::import_model(model_path("input_default.onnx"));
+  const ir::Graph exported = round_trip(graph, scratch_dir("metadata"));
+  REQUIRE(exported.model_info()->onnx_shell == graph.model_info()->onnx_shell);
+  REQUIRE(exported.model_info()->opsets == graph.model_info()->opsets);
+  REQUIRE(exported.model_info()->ir_version == 8);
+  const ir::Value& scale = exported.value(exported.inputs()[1]);
+  REQUIRE(scale.name == "scale");
+  REQUIRE(scale.data->content_hash() == graph.value(graph.inputs()[1]).data->content_hash());
+}
+
+TEST_CASE("IR version 3 models are written with their initializers as inputs", "[onnx_io]") {
+  const ir::Graph graph = onnx_io::import_model(test_data("pytorch-converted/test_BatchNorm2d_eval"));
+  const ir::Graph exported = round_trip(graph, scratch_dir("ir3"));
+  REQUIRE(exported.model_info()->ir_version == 3);
+  REQUIRE(exported.inputs().size() == 1);
+  REQUIRE(op_names(exported) == std::vector<std::string>{"BatchNormalization"});
+  require_same_results(graph, exported, graph.value(graph.inputs()[0]).type.shape.sizes().value());
+}
+
+TEST_CASE("large weights can be written as external data", "[onnx_io]") {
+  const fs::path dir = scratch_dir("external");
+  const ir::Graph graph = onnx_io::import_model(model_path("external_data.onnx"));
+  onnx_io::ExportOptions options;
+  options.external_data_threshold = 100;
+  const ir::Graph exported = round_trip(graph, dir, options);
+  REQUIRE(fs::file_size(dir / "out.onnx.data") == 256);
+  REQUIRE(fs::file_size(dir / "out.onnx") < 256);
+  const ir::ValueId w = value_named(exported, "w");
+  REQUIRE(exported.value(w).data->content_hash() ==
+          graph.value(value_named(graph, "w")).data->content_hash());
+  require_same_results(graph, exported, {8, 8});
+}
+
+TEST_CASE("a failed export leaves no file behind", "[onnx_io]") {
+  const fs::path dir = scratch_dir("failure");
+  ir::Graph graph = onnx_io::import_model(model_path("symbolic_dims.onnx"));
+  REQUIRE_THROWS_AS(onnx_io::export_model(graph, (dir / "missing" / "out.onnx").string()), Error);
+  // Corrupt the type of the intermediate h = MatMul(x, w): [N,4] becomes [N,5].
+  const ir::ValueId hidden = graph.node(graph.value(graph.outputs()[0]).producer).inputs[0];
+  ir::TensorType wrong = graph.value(hidden).type;
+  wrong.shape.dims[1] = ir::Dim::known(5);
+  graph.set_type(hidden, wrong);
+  REQUIRE_THROWS_WITH(onnx_io::export_model(graph, (dir / "out.onnx").string()),
+                      Contains("internal error: the exported model fails ONNX shape inference"));
+  REQUIRE(fs::is_empty(dir));
+}
+
+}  // namespace
+}  // namespace graphsub

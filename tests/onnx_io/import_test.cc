@@ -1,0 +1,279 @@
+// import_model: errors on bad files, and what a valid model becomes in the IR.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ir/error.h"
+#include "onnx_io/onnx_io.h"
+#include "ops/registry.h"
+
+namespace graphsub {
+namespace {
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+
+std::string model_path(const std::string& name) {
+  return std::string(GRAPHSUB_SOURCE_DIR) + "/models/" + name;
+}
+
+std::string test_data(const std::string& suite_and_test) {
+  return std::string(GRAPHSUB_TESTDATA_DIR) + "/" + suite_and_test + "/model.onnx";
+}
+
+/// This test program's folder under the system's temporary folder, removed when the program ends.
+const fs::path& scratch_root() {
+  struct Root {
+    fs::path path = fs::temp_directory_path() / ("graphsub_import_test_" + std::to_string(::getpid()));
+    ~Root() {
+      std::error_code ignored;
+      fs::remove_all(path, ignored);
+    }
+  };
+  static const Root root;
+  return root.path;
+}
+
+/// A fresh folder for one test's files.
+fs::path scratch_dir(const std::string& name) {
+  fs::path dir = scratch_root() / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void write_bytes(const fs::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+/// The value of `graph` with that name; fails the test when there is none.
+ir::ValueId value_named(const ir::Graph& graph, const std::string& name) {
+  for (ir::ValueId id = 0; id < graph.value_capacity(); ++id) {
+    if (graph.has_value(id) && graph.value(id).name == name) return id;
+  }
+  FAIL("no value named " << name);
+  return ir::kNoValue;
+}
+
+/// The op kinds of the graph's nodes in topological order.
+std::vector<ir::OpKind> op_kinds(const ir::Graph& graph) {
+  const std::vector<ir::NodeId> order = graph.topological_order().value();
+  std::vector<ir::OpKind> kinds;
+  for (ir::NodeId id : order) kinds.push_back(graph.node(id).op);
+  return kinds;
+}
+
+/// The one node of that kind (and, for opaque nodes, op_type); fails the test otherwise.
+const ir::Node& only_node_of(const ir::Graph& graph, ir::OpKind op, const std::string& op_type = {}) {
+  const ir::Node* found = nullptr;
+  for (ir::NodeId id : graph.node_ids()) {
+    const ir::Node& node = graph.node(id);
+    if (node.op == op && (op_type.empty() || node.opaque->op_type == op_type)) {
+      REQUIRE(found == nullptr);
+      found = &graph.node(id);
+    }
+  }
+  REQUIRE(found != nullptr);
+  return *found;
+}
+
+TEST_CASE("a missing file is an error that names it", "[onnx_io]") {
+  REQUIRE_THROWS_WITH(onnx_io::import_model("/nonexistent/model.onnx"),
+                      Contains("/nonexistent/model.onnx") && Contains("no such file"));
+}
+
+TEST_CASE("a folder is not a model", "[onnx_io]") {
+  REQUIRE_THROWS_WITH(onnx_io::import_model(model_path("")), Contains("is a directory"));
+}
+
+TEST_CASE("garbage bytes are an error, never a crash", "[onnx_io]") {
+  const fs::path file = scratch_dir("garbage") / "garbage.onnx";
+  std::mt19937 rng(7);
+  for (int size : {0, 1, 2, 7, 64, 1000, 100000}) {
+    std::string bytes(static_cast<std::size_t>(size), '\0');
+    for (char& byte : bytes) byte = static_cast<char>(rng());
+    write_bytes(file, bytes);
+    REQUIRE_THROWS_AS(onnx_io::import_model(file.string()), Error);
+  }
+  write_bytes(file, "this is a text file, not a model\n");
+  REQUIRE_THROWS_WITH(onnx_io::import_model(file.string()), Contains(file.string()));
+}
+
+TEST_CASE("a truncated model file is an error", "[onnx_io]") {
+  const fs::path file = scratch_dir("truncated") / "half.onnx";
+  for (const std::string& source :
+       {model_path("constants.onnx"), test_data("pytorch-converted/test_Conv2d")}) {
+    const std::string bytes = read_bytes(source);
+    write_bytes(file, bytes.substr(0, bytes.size() / 2));
+    REQUIRE_THROWS_WITH(onnx_io::import_model(file.string()), Contains("truncated"));
+  }
+}
+
+TEST_CASE("a cycle is an error naming a node on it", "[onnx_io]") {
+  REQUIRE_THROWS_WITH(
+      onnx_io::import_model(model_path("cycle.onnx")),
+      Contains("cycle.onnx: graph has a cycle through node") && (Contains("'add'") || Contains("'relu'")));
+}
+
+TEST_CASE("a shape mismatch is an error from strict shape inference", "[onnx_io]") {
+  REQUIRE_THROWS_WITH(onnx_io::import_model(model_path("shape_mismatch.onnx")),
+                      Contains("shape_mismatch.onnx: fails ONNX shape inference"));
+}
+
+TEST_CASE("symbolic dims survive import", "[onnx_io]") {
+  ir::Graph graph = onnx_io::import_model(model_path("symbolic_dims.onnx"));
+  REQUIRE(graph.inputs().size() == 1);
+  const ir::TensorType& x = graph.value(graph.inputs()[0]).type;
+  REQUIRE(x.shape.dims[0] == ir::Dim::named("N"));
+  REQUIRE(ir::to_string(graph.value(graph.outputs()[0]).type) == "float32[N,4]");
+  REQUIRE(op_kinds(graph) == std::vector<ir::OpKind>{ir::OpKind::kMatMul, ir::OpKind::kRelu});
+}
+
+TEST_CASE("nodes in any order are sorted topologically", "[onnx_io]") {
+  onnx_io::ImportStats stats;
+  ir::Graph graph = onnx_io::import_model(model_path("unsorted_nodes.onnx"), {}, &stats);
+  REQUIRE(op_kinds(graph) ==
+          std::vector<ir::OpKind>{ir::OpKind::kNeg, ir::OpKind::kSigmoid, ir::OpKind::kRelu});
+  REQUIRE(stats.modelled_nodes == 3);
+  REQUIRE(stats.opaque_nodes == 0);
+}
+
+TEST_CASE("Constant nodes become weights named by their outputs", "[onnx_io]") {
+  ir::Graph graph = onnx_io::import_model(model_path("constants.onnx"));
+  REQUIRE(op_kinds(graph) ==
+          std::vector<ir::OpKind>{ir::OpKind::kAdd, ir::OpKind::kMul, ir::OpKind::kReshape});
+  const ir::Value& scale = graph.value(value_named(graph, "c_float"));
+  REQUIRE(scale.kind == ir::ValueKind::kWeight);
+  REQUIRE(scale.data->rank() == 0);
+  REQUIRE(scale.data->data<float>()[0] == 2.0f);
+  const ir::Value& table = graph.value(value_named(graph, "c_tensor"));
+  REQUIRE(table.data->dims() == std::vector<int64_t>{2, 3});
+  REQUIRE(table.data->data<float>()[5] == 5.0f);
+  const ir::Node& reshape = only_node_of(graph, ir::OpKind::kReshape);
+  REQUIRE(reshape.inputs.size() == 1);
+  REQUIRE(reshape.attrs.get_ints("shape", {}) == std::vector<int64_t>{3, 2});
+}
+
+TEST_CASE("a node of an unknown domain stays opaque with ONNX's types", "[onnx_io]") {
+  onnx_io::ImportStats stats;
+  ir::Graph graph = onnx_io::import_model(model_path("custom_op.onnx"), {}, &stats);
+  const ir::Node& frob = only_node_of(graph, ir::OpKind::kOpaque);
+  REQUIRE(frob.opaque->op_type == "Frobnicate");
+  REQUIRE(frob.opaque->domain == "com.example");
+  REQUIRE(frob.name == "frob");
+  REQUIRE(ir::to_string(graph.value(frob.outputs[0]).type) == "float32[N,3]");
+  REQUIRE(stats.modelled_nodes == 2);
+  REQUIRE(stats.opaque_nodes == 1);
+  REQUIRE(stats.opaque_reasons.empty());
+  REQUIRE(stats.opset == 13);
+}
+
+TEST_CASE("the model's IR version, opsets and graph name are kept", "[onnx_io]") {
+  ir::Graph graph = onnx_io::import_model(model_path("custom_op.onnx"));
+  const ir::ModelInfo& info = *graph.model_info();
+  REQUIRE(info.ir_version == 8);
+  REQUIRE(info.opsets == std::vector<std::pair<std::string, int64_t>>{{"", 13}, {"com.example", 1}});
+  REQUIRE(!info.onnx_shell.empty());
+  REQUIRE(graph.name() == "custom_op");
+}
+
+TEST_CASE("a modelled op type kept opaque says why", "[onnx_io]") {
+  const std::string path = test_data("node/test_reshape_reordered_all_dims");
+  onnx_io::ImportStats stats;
+  onnx_io::import_model(path, {}, &stats);
+  REQUIRE(stats.opaque_nodes == 1);
+  REQUIRE_THAT(stats.opaque_reasons.at("Reshape"), Contains("not a constant"));
+}
+
+TEST_CASE("constant_inputs turn graph inputs into weights", "[onnx_io]") {
+  const std::string dir = std::string(GRAPHSUB_TESTDATA_DIR) + "/node/test_reshape_reordered_all_dims";
+  onnx_io::ImportOptions options;
+  options.constant_inputs["shape"] =
+      ir::share(onnx_io::read_tensor_file(dir + "/test_data_set_0/input_1.pb"));
+  onnx_io::ImportStats stats;
+  ir::Graph graph = onnx_io::import_model(dir + "/model.onnx", options, &stats);
+  REQUIRE(stats.modelled_nodes == 1);
+  REQUIRE(graph.inputs().size() == 1);
+  REQUIRE(graph.value(graph.outputs()[0]).type.shape.is_static());
+  options.constant_inputs["no_such_input"] = options.constant_inputs["shape"];
+  REQUIRE_THROWS_WITH(onnx_io::import_model(dir + "/model.onnx", options), Contains("no_such_input"));
+}
+
+TEST_CASE("before IR version 4, initializers listed as inputs are weights", "[onnx_io]") {
+  ir::Graph graph = onnx_io::import_model(test_data("pytorch-converted/test_Conv2d"));
+  REQUIRE(graph.inputs().size() == 1);
+  REQUIRE(graph.value(graph.inputs()[0]).name == "0");
+  REQUIRE(graph.value(value_named(graph, "1")).kind == ir::ValueKind::kWeight);
+  REQUIRE(only_node_of(graph, ir::OpKind::kConv).inputs.size() == 3);
+}
+
+TEST_CASE("from IR version 4, an initializer listed as an input is its default", "[onnx_io]") {
+  ir::Graph graph = onnx_io::import_model(model_path("input_default.onnx"));
+  REQUIRE(graph.inputs().size() == 2);
+  const ir::Value& scale = graph.value(graph.inputs()[1]);
+  REQUIRE(scale.name == "scale");
+  REQUIRE(scale.kind == ir::ValueKind::kInput);
+  REQUIRE(scale.data != nullptr);
+  REQUIRE(scale.data->dims() == std::vector<int64_t>{2, 2});
+}
+
+TEST_CASE("external data is read from beside the model", "[onnx_io]") {
+  ir::Graph graph = onnx_io::import_model(model_path("external_data.onnx"));
+  const ir::Value& w = graph.value(value_named(graph, "w"));
+  REQUIRE(w.data->dims() == std::vector<int64_t>{8, 8});
+  const std::string raw = read_bytes(model_path("external_data.onnx.data")).substr(16);
+  REQUIRE(raw.size() == w.data->byte_size());
+  REQUIRE(std::equal(raw.begin(), raw.end(), reinterpret_cast<const char*>(w.data->bytes())));
+}
+
+TEST_CASE("missing external data is an error naming the file", "[onnx_io]") {
+  const fs::path dir = scratch_dir("no_data");
+  fs::copy_file(model_path("external_data.onnx"), dir / "external_data.onnx");
+  REQUIRE_THROWS_WITH(onnx_io::import_model((dir / "external_data.onnx").string()),
+                      Contains("external_data.onnx.data"));
+}
+
+TEST_CASE("sparse initializers become dense weights, as runtimes read them", "[onnx_io]") {
+  ir::Graph graph = onnx_io::import_model(model_path("sparse_initializer.onnx"));
+  const ir::Value& s = graph.value(value_named(graph, "s"));
+  REQUIRE(s.data->dims() == std::vector<int64_t>{2, 3});
+  const std::vector<float> expected{0, 1.5f, 0, 0, -2.0f, 0};
+  REQUIRE(std::vector<float>(s.data->data<float>(), s.data->data<float>() + 6) == expected);
+}
+
+TEST_CASE("values a subgraph reads from the outer scope are implicit inputs", "[onnx_io]") {
+  ir::Graph graph = onnx_io::import_model(model_path("if_outer_scope.onnx"));
+  const ir::Node& branch = only_node_of(graph, ir::OpKind::kOpaque);
+  REQUIRE(branch.opaque->op_type == "If");
+  REQUIRE(branch.opaque->num_explicit_inputs == 1);
+  REQUIRE(branch.opaque->implicit_names == std::vector<std::string>{"r"});
+  REQUIRE(branch.inputs.size() == 2);
+  REQUIRE(graph.value(branch.inputs[1]).producer == graph.value(value_named(graph, "r")).producer);
+
+  ir::Graph range = onnx_io::import_model(test_data("node/test_range_float_type_positive_delta_expanded"));
+  const ir::Node& loop = only_node_of(range, ir::OpKind::kOpaque, "Loop");
+  REQUIRE(loop.opaque->implicit_names == std::vector<std::string>{"delta"});
+}
+
+TEST_CASE("a model the ONNX checker rejects is an error", "[onnx_io]") {
+  ir::Graph graph = onnx_io::import_model(model_path("symbolic_dims.onnx"));
+  const fs::path file = scratch_dir("checker") / "bad.onnx";
+  std::string bytes = read_bytes(model_path("symbolic_dims.onnx"));
+  const std::string from = "MatMul";
+  bytes.replace(bytes.find(from), from.size(), "MatMux");
+  write_bytes(file, bytes);
+  REQUIRE_THROWS_WITH(onnx_io::import_model(file.string()), Contains("fails the ONNX checker"));
+}
+
+}  // namespace
+}  // namespace graphsub
