@@ -4,6 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "ir/float16.h"
 #include "ir/hash.h"
 #include "ir/shape.h"
 
@@ -67,6 +68,8 @@ double Tensor::element_as_double(int64_t i) const {
     case DataType::kUint32: return data<uint32_t>()[i];
     case DataType::kUint64: return static_cast<double>(data<uint64_t>()[i]);
     case DataType::kBool: return data<uint8_t>()[i] ? 1.0 : 0.0;
+    case DataType::kFloat16: return float16_to_double(data<uint16_t>()[i]);
+    case DataType::kBfloat16: return bfloat16_to_double(data<uint16_t>()[i]);
     default: throw std::invalid_argument("cannot read " + to_string(dtype_) + " elements as numbers");
   }
 }

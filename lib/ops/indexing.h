@@ -45,10 +45,4 @@ void convert_elements(const ir::Tensor& input, ir::Tensor& output);
 /// A rank-0 tensor of `dtype` (convertible) holding `value`, converted as convert_elements does.
 ir::Tensor scalar_of(ir::DataType dtype, double value);
 
-/// The IEEE half-precision bits nearest to `value` (ties to even; overflow to infinity).
-uint16_t float16_from_double(double value);
-
-/// The value of IEEE half-precision bits (exact).
-double float16_to_double(uint16_t bits);
-
 }  // namespace graphsub::ops

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/float16.h"
 #include "ops/indexing.h"
 #include "ops/op_def_testing.h"
 #include "ops/op_list.h"
@@ -81,35 +82,35 @@ TEST_CASE("cast infers the target type on the input's shape", "[ops][cast]") {
 }
 
 TEST_CASE("float16 conversion rounds to nearest even and decodes exactly", "[ops][cast]") {
-  CHECK(ops::float16_from_double(1.0) == 0x3c00);
-  CHECK(ops::float16_from_double(0.1) == 0x2e66);
-  CHECK(ops::float16_from_double(-0.0) == 0x8000);
-  CHECK(ops::float16_from_double(65504.0) == 0x7bff);
-  CHECK(ops::float16_from_double(65519.99) == 0x7bff);
-  CHECK(ops::float16_from_double(65520.0) == 0x7c00);
-  CHECK(ops::float16_from_double(-INFINITY) == 0xfc00);
-  CHECK(ops::float16_from_double(NAN) == 0x7e00);
-  CHECK(ops::float16_from_double(1.0 + 0x1p-11) == 0x3c00);            // tie to even, down
-  CHECK(ops::float16_from_double(1.0 + 3 * 0x1p-11) == 0x3c02);        // tie to even, up
-  CHECK(ops::float16_from_double(1.0 + 0x1p-11 + 0x1p-40) == 0x3c01);  // no double rounding
-  CHECK(ops::float16_from_double(2047.5 * 0x1p-10) == 0x4000);         // carries into the exponent
-  CHECK(ops::float16_from_double(0x1p-24) == 0x0001);
-  CHECK(ops::float16_from_double(0x1p-25) == 0x0000);  // tie to even, subnormal
-  CHECK(ops::float16_from_double(3 * 0x1p-25) == 0x0002);
-  CHECK(ops::float16_from_double(1023.5 * 0x1p-24) == 0x0400);  // rounds up to a normal
-  CHECK(ops::float16_from_double(0x1p-14) == 0x0400);
+  CHECK(ir::float16_from_double(1.0) == 0x3c00);
+  CHECK(ir::float16_from_double(0.1) == 0x2e66);
+  CHECK(ir::float16_from_double(-0.0) == 0x8000);
+  CHECK(ir::float16_from_double(65504.0) == 0x7bff);
+  CHECK(ir::float16_from_double(65519.99) == 0x7bff);
+  CHECK(ir::float16_from_double(65520.0) == 0x7c00);
+  CHECK(ir::float16_from_double(-INFINITY) == 0xfc00);
+  CHECK(ir::float16_from_double(NAN) == 0x7e00);
+  CHECK(ir::float16_from_double(1.0 + 0x1p-11) == 0x3c00);            // tie to even, down
+  CHECK(ir::float16_from_double(1.0 + 3 * 0x1p-11) == 0x3c02);        // tie to even, up
+  CHECK(ir::float16_from_double(1.0 + 0x1p-11 + 0x1p-40) == 0x3c01);  // no double rounding
+  CHECK(ir::float16_from_double(2047.5 * 0x1p-10) == 0x4000);         // carries into the exponent
+  CHECK(ir::float16_from_double(0x1p-24) == 0x0001);
+  CHECK(ir::float16_from_double(0x1p-25) == 0x0000);  // tie to even, subnormal
+  CHECK(ir::float16_from_double(3 * 0x1p-25) == 0x0002);
+  CHECK(ir::float16_from_double(1023.5 * 0x1p-24) == 0x0400);  // rounds up to a normal
+  CHECK(ir::float16_from_double(0x1p-14) == 0x0400);
 
-  CHECK(ops::float16_to_double(0x0001) == 0x1p-24);
-  CHECK(ops::float16_to_double(0x03ff) == 1023 * 0x1p-24);
-  CHECK(ops::float16_to_double(0x7bff) == 65504.0);
-  CHECK(ops::float16_to_double(0x3555) == 0.333251953125);
-  CHECK(ops::float16_to_double(0xc000) == -2.0);
-  CHECK(ops::float16_to_double(0xfc00) == -INFINITY);
-  CHECK(std::isnan(ops::float16_to_double(0x7e00)));
+  CHECK(ir::float16_to_double(0x0001) == 0x1p-24);
+  CHECK(ir::float16_to_double(0x03ff) == 1023 * 0x1p-24);
+  CHECK(ir::float16_to_double(0x7bff) == 65504.0);
+  CHECK(ir::float16_to_double(0x3555) == 0.333251953125);
+  CHECK(ir::float16_to_double(0xc000) == -2.0);
+  CHECK(ir::float16_to_double(0xfc00) == -INFINITY);
+  CHECK(std::isnan(ir::float16_to_double(0x7e00)));
   int round_trip_failures = 0;
   for (uint32_t bits = 0; bits < 0x10000; ++bits) {
-    const double value = ops::float16_to_double(static_cast<uint16_t>(bits));
-    round_trip_failures += !std::isnan(value) && ops::float16_from_double(value) != bits;
+    const double value = ir::float16_to_double(static_cast<uint16_t>(bits));
+    round_trip_failures += !std::isnan(value) && ir::float16_from_double(value) != bits;
   }
   CHECK(round_trip_failures == 0);
 }
