@@ -1,9 +1,11 @@
-// Helpers for tests: seeded random tensors, element-wise comparison, tiny graph builders.
+// Helpers for tests: seeded random tensors, reading and comparing elements, tiny graph builders.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,19 @@ inline double max_abs_diff(const ir::Tensor& a, const ir::Tensor& b) {
     worst = std::max(worst, std::fabs(a.element_as_double(i) - b.element_as_double(i)));
   }
   return worst;
+}
+
+/// The elements of a tensor stored as C++ type T (float for float32 tensors), in order.
+template <class T = float>
+std::vector<T> values_of(const ir::Tensor& tensor) {
+  return std::vector<T>(tensor.data<T>(), tensor.data<T>() + tensor.num_elements());
+}
+
+/// The elements of a tensor of any numeric type, each read as a double, in order.
+inline std::vector<double> elements(const ir::Tensor& tensor) {
+  std::vector<double> out;
+  for (int64_t i = 0; i < tensor.num_elements(); ++i) out.push_back(tensor.element_as_double(i));
+  return out;
 }
 
 /// A float32 tensor type of static sizes.

@@ -31,13 +31,12 @@ enum class ValueKind : uint8_t {
 /// A tensor flowing through the graph.
 struct Value {
   std::string name;  ///< Name in the ONNX model; empty for values made by rewrites until export.
-  TensorType type;
+  TensorType type;  ///< kUndefined dtype for a value that is not a tensor (sequence, map, optional).
   ValueKind kind = ValueKind::kIntermediate;
   NodeId producer = -1;   ///< Producing node, for intermediates.
   int32_t output_index = 0;
   TensorPtr data;         ///< Weight data; for an input, its default initializer if any.
   uint64_t hash = 0;      ///< Structural hash of an input or weight (name or content).
-  std::string onnx_type;  ///< Serialized ONNX TypeProto when the value is not a plain tensor.
 };
 
 /// What an opaque node needs to be written back exactly as it was read.

@@ -26,6 +26,7 @@ enum class OpKind : uint8_t {
   kSub,
   kMul,
   kDiv,
+  kMod,
   kPow,
   kMax,
   kMin,

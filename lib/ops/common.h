@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -44,5 +45,28 @@ std::string require_dtypes(const ImportContext& context, const std::vector<ir::D
 
 /// Empty when the node declares `expected` outputs; else the reason for canonicalize.
 std::string require_outputs(const ImportContext& context, int expected);
+
+/// Calls `body(T{})`, T the C++ element type of a floating-point `dtype` (float or double), and
+/// returns its result: a kernel is written once as a generic lambda over T. Any other type throws
+/// std::invalid_argument (inference rejects it first; this is the kernel's guard).
+template <class Body>
+auto dispatch_floating(ir::DataType dtype, Body&& body) {
+  switch (dtype) {
+    case ir::DataType::kFloat: return body(float{});
+    case ir::DataType::kDouble: return body(double{});
+    default: throw std::invalid_argument("no kernel for element type " + ir::to_string(dtype));
+  }
+}
+
+/// As dispatch_floating, over the numeric types the arithmetic kernels support: float, double,
+/// int32_t and int64_t.
+template <class Body>
+auto dispatch_numeric(ir::DataType dtype, Body&& body) {
+  switch (dtype) {
+    case ir::DataType::kInt32: return body(int32_t{});
+    case ir::DataType::kInt64: return body(int64_t{});
+    default: return dispatch_floating(dtype, body);
+  }
+}
 
 }  // namespace graphsub::ops

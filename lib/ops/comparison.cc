@@ -1,6 +1,5 @@
 // Comparisons with numpy broadcasting and a bool result: Equal, Less, Greater (opset 7+).
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -21,14 +20,8 @@ const std::vector<DataType> kEqualTypes = {DataType::kFloat, DataType::kDouble, 
 
 /// Calls `body` with a value of the C++ element type of `dtype`; bool is its byte (0 or 1).
 template <class Body> void dispatch(DataType dtype, Body&& body) {
-  switch (dtype) {
-    case DataType::kFloat: return body(float{});
-    case DataType::kDouble: return body(double{});
-    case DataType::kInt32: return body(int32_t{});
-    case DataType::kInt64: return body(int64_t{});
-    case DataType::kBool: return body(uint8_t{});
-    default: throw std::invalid_argument("no kernel for element type " + ir::to_string(dtype));
-  }
+  if (dtype == DataType::kBool) return body(uint8_t{});
+  dispatch_numeric(dtype, body);
 }
 
 /// NaN compares unequal to everything, itself included (IEEE 754).

@@ -1,8 +1,7 @@
-// Element-wise binary arithmetic with numpy broadcasting: Add, Sub, Mul, Div, Pow, Max, Min.
+// Element-wise binary arithmetic with numpy broadcasting: Add, Sub, Mul, Div, Mod, Pow, Max, Min.
 #include <cmath>
 #include <cstdint>
 #include <functional>
-#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -20,18 +19,6 @@ const std::vector<DataType> kNumericTypes = {DataType::kFloat, DataType::kDouble
                                              DataType::kInt64};
 /// Pow's base types; integer powers would need exact integer arithmetic.
 const std::vector<DataType> kPowBaseTypes = {DataType::kFloat, DataType::kDouble};
-
-/// Calls `body` with a value of the C++ element type of `dtype`, one of kNumericTypes.
-template <class Body>
-void dispatch(DataType dtype, Body&& body) {
-  switch (dtype) {
-    case DataType::kFloat: return body(float{});
-    case DataType::kDouble: return body(double{});
-    case DataType::kInt32: return body(int32_t{});
-    case DataType::kInt64: return body(int64_t{});
-    default: throw std::invalid_argument("no kernel for element type " + ir::to_string(dtype));
-  }
-}
 
 /// `op` on two's-complement integers (overflow wraps instead of being undefined) or on floats.
 template <class T, class Op>
@@ -125,17 +112,40 @@ void broadcast_apply(const ir::Tensor& a, const ir::Tensor& b, ir::Tensor& out, 
 template <class Fn>
 void same_type_kernel(const ir::Node&, const std::vector<const ir::Tensor*>& inputs,
                       std::vector<ir::Tensor>& outputs) {
-  dispatch(inputs[0]->dtype(), [&](auto tag) {
+  dispatch_numeric(inputs[0]->dtype(), [&](auto tag) {
     using T = decltype(tag);
     broadcast_apply<T, T>(*inputs[0], *inputs[1], outputs[0], Fn{});
+  });
+}
+
+/// Mod: with fmod = 1 the remainder takes the dividend's sign (C fmod), with fmod = 0 the divisor's
+/// (Python %, integers only). An integer x mod 0 is defined as 0.
+template <class T>
+T remainder_of(T a, T b, bool c_style) {
+  if constexpr (std::is_integral_v<T>) {
+    if (b == 0 || b == -1) return 0;
+    const T r = a % b;
+    return !c_style && r != 0 && ((r < 0) != (b < 0)) ? static_cast<T>(r + b) : r;
+  } else {
+    return static_cast<T>(std::fmod(a, b));
+  }
+}
+
+void mod_kernel(const ir::Node& node, const std::vector<const ir::Tensor*>& inputs,
+                std::vector<ir::Tensor>& outputs) {
+  const bool c_style = node.attrs.get_int("fmod", 0) == 1;
+  dispatch_numeric(inputs[0]->dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    broadcast_apply<T, T>(*inputs[0], *inputs[1], outputs[0],
+                          [c_style](T a, T b) { return remainder_of(a, b, c_style); });
   });
 }
 
 /// Pow in double precision, rounded once to the base's type.
 void pow_kernel(const ir::Node&, const std::vector<const ir::Tensor*>& inputs,
                 std::vector<ir::Tensor>& outputs) {
-  dispatch(inputs[0]->dtype(), [&](auto base_tag) {
-    dispatch(inputs[1]->dtype(), [&](auto exponent_tag) {
+  dispatch_numeric(inputs[0]->dtype(), [&](auto base_tag) {
+    dispatch_numeric(inputs[1]->dtype(), [&](auto exponent_tag) {
       using T = decltype(base_tag);
       using U = decltype(exponent_tag);
       broadcast_apply<T, U>(*inputs[0], *inputs[1], outputs[0], [](T base, U exponent) {
@@ -169,6 +179,19 @@ std::string canonicalize_same_type(ImportContext& context) {
   if (std::string reason = check_signature(context, kSinceOpset); !reason.empty()) return reason;
   if (context.input_types[0].dtype != context.input_types[1].dtype) return "mixed element types";
   return require_dtypes(context, kNumericTypes);
+}
+
+/// Mod (opset 10): `fmod` 0 or 1; floats require fmod = 1, as ONNX says.
+std::string canonicalize_mod(ImportContext& context) {
+  if (std::string reason = canonicalize_same_type<10>(context); !reason.empty()) return reason;
+  const int64_t fmod = context.attrs.get_int("fmod", 0);
+  if (fmod != 0 && fmod != 1) return "fmod must be 0 or 1";
+  const DataType dtype = context.input_types[0].dtype;
+  if (fmod == 0 && (dtype == DataType::kFloat || dtype == DataType::kDouble)) {
+    return "floating-point Mod requires fmod=1";
+  }
+  context.attrs.set("fmod", fmod);
+  return {};
 }
 
 std::string canonicalize_pow(ImportContext& context) {
@@ -228,6 +251,11 @@ OpDef mul_op() { return same_type_def<MulFn, 7>(ir::OpKind::kMul, "Mul"); }
 OpDef div_op() { return same_type_def<DivFn, 7>(ir::OpKind::kDiv, "Div"); }
 OpDef max_op() { return same_type_def<MaxFn, 8>(ir::OpKind::kMax, "Max"); }
 OpDef min_op() { return same_type_def<MinFn, 8>(ir::OpKind::kMin, "Min"); }
+
+OpDef mod_op() {
+  return OpDef{ir::OpKind::kMod, "Mod", true, 10, {}, canonicalize_mod, infer_same_type, mod_kernel,
+               binary_features};
+}
 
 OpDef pow_op() {
   return OpDef{ir::OpKind::kPow, "Pow", true, 7, {}, canonicalize_pow, infer_pow, pow_kernel,

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <variant>
@@ -131,16 +130,15 @@ struct Clip : Unary {
   }
 };
 
-/// Calls `body` with a value of the C++ element type of `dtype`, among those of kTypes.
+/// Calls `body` with a value of the C++ element type of `dtype`, among those of kTypes: the
+/// integer instantiations exist only for kSigned ops.
 template <Types kTypes, class Body>
 void dispatch(DataType dtype, Body&& body) {
-  if (dtype == DataType::kFloat) return body(float{});
-  if (dtype == DataType::kDouble) return body(double{});
   if constexpr (kTypes == Types::kSigned) {
-    if (dtype == DataType::kInt32) return body(int32_t{});
-    if (dtype == DataType::kInt64) return body(int64_t{});
+    dispatch_numeric(dtype, body);
+  } else {
+    dispatch_floating(dtype, body);
   }
-  throw std::invalid_argument("no kernel for element type " + ir::to_string(dtype));
 }
 
 std::vector<DataType> allowed_types(Types types) {

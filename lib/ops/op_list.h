@@ -25,6 +25,7 @@ OpDef add_op();
 OpDef sub_op();
 OpDef mul_op();
 OpDef div_op();
+OpDef mod_op();
 OpDef pow_op();
 OpDef max_op();
 OpDef min_op();

@@ -1,7 +1,6 @@
 // Range: the numbers start, start + delta, ... short of limit (ONNX Range, opset 11).
 #include <cmath>
 #include <limits>
-#include <stdexcept>
 
 #include "ir/error.h"
 #include "ops/common.h"
@@ -18,18 +17,6 @@ const std::vector<DataType> kRangeTypes = {DataType::kFloat, DataType::kDouble, 
 
 /// The most elements a Range may produce before the kernel refuses (as tensor files do).
 constexpr uint64_t kMaxLength = uint64_t{1} << 40;
-
-/// Calls `body` with a value of the C++ element type of `dtype`, one of kRangeTypes.
-template <class Body>
-void dispatch(DataType dtype, Body&& body) {
-  switch (dtype) {
-    case DataType::kFloat: return body(float{});
-    case DataType::kDouble: return body(double{});
-    case DataType::kInt32: return body(int32_t{});
-    case DataType::kInt64: return body(int64_t{});
-    default: throw std::invalid_argument("Range has no kernel for " + ir::to_string(dtype));
-  }
-}
 
 /// Empty when start, limit and delta share one of kRangeTypes and are scalars (where known).
 std::string operand_error(const std::vector<ir::TensorType>& inputs) {
@@ -106,7 +93,7 @@ T element(T start, T delta, int64_t i) {
 /// Allocates the output from the operands' values and fills it.
 void kernel(const ir::Node&, const std::vector<const ir::Tensor*>& inputs,
             std::vector<ir::Tensor>& outputs) {
-  dispatch(inputs[0]->dtype(), [&](auto tag) {
+  dispatch_numeric(inputs[0]->dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T start = inputs[0]->data<T>()[0];
     const T limit = inputs[1]->data<T>()[0];

@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -184,13 +183,9 @@ template <class Reduction>
 void kernel(const ir::Node& node, const std::vector<const ir::Tensor*>& inputs,
             std::vector<ir::Tensor>& outputs) {
   const std::vector<int64_t> axes = node.attrs.get_ints("axes", {});
-  switch (inputs[0]->dtype()) {
-    case DataType::kFloat: return reduce<float, Reduction>(*inputs[0], axes, outputs[0]);
-    case DataType::kDouble: return reduce<double, Reduction>(*inputs[0], axes, outputs[0]);
-    case DataType::kInt32: return reduce<int32_t, Reduction>(*inputs[0], axes, outputs[0]);
-    case DataType::kInt64: return reduce<int64_t, Reduction>(*inputs[0], axes, outputs[0]);
-    default: throw std::invalid_argument("no kernel for " + ir::to_string(inputs[0]->dtype()));
-  }
+  dispatch_numeric(inputs[0]->dtype(), [&](auto tag) {
+    reduce<decltype(tag), Reduction>(*inputs[0], axes, outputs[0]);
+  });
 }
 
 /// One operation per input element; the input read, the output written.

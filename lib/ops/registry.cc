@@ -29,6 +29,7 @@ std::vector<OpDef> all_ops() {
       sub_op(),
       mul_op(),
       div_op(),
+      mod_op(),
       pow_op(),
       max_op(),
       min_op(),

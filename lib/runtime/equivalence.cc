@@ -95,7 +95,7 @@ TensorMap random_inputs(const ir::Graph& graph, uint32_t seed, const CheckOption
   for (ir::ValueId id : graph.inputs()) {
     const ir::Value& value = graph.value(id);
     if (value.data) continue;
-    if (!value.onnx_type.empty()) {
+    if (value.type.dtype == ir::DataType::kUndefined) {
       throw Error("input '" + value.name + "' is not a tensor: random data for it is not supported");
     }
     inputs[value.name] = ir::share(random_tensor(value.type.dtype, concrete_sizes(value, options), rng,

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <system_error>
 
 namespace fs = std::filesystem;
 
@@ -28,13 +29,25 @@ std::string read_file(const fs::path& path) {
   return text.str();
 }
 
-/// A fresh, empty folder per test case.
-fs::path scratch(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("graphsub_cli_" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+/// A fresh, empty folder for one test case, removed when the test case ends (passed or failed).
+class Scratch {
+ public:
+  explicit Scratch(const std::string& name) : dir_(fs::temp_directory_path() / ("graphsub_cli_" + name)) {
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  ~Scratch() {
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+
+  const fs::path& path() const { return dir_; }
+
+ private:
+  fs::path dir_;
+};
 
 Run graphsub(const std::string& args) {
   // ctest runs test cases in parallel processes: capture files are per process.
@@ -44,7 +57,10 @@ Run graphsub(const std::string& args) {
   const std::string command =
       std::string(GRAPHSUB_BINARY) + " " + args + " >" + out.string() + " 2>" + err.string();
   const int raw = std::system(command.c_str());
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_file(out), read_file(err)};
+  Run run{WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_file(out), read_file(err)};
+  fs::remove(out);
+  fs::remove(err);
+  return run;
 }
 
 std::string model(const std::string& name) {
@@ -75,7 +91,8 @@ TEST_CASE("usage errors exit 2", "[cli]") {
 }
 
 TEST_CASE("bad input files exit 1 with one line and write nothing", "[cli]") {
-  fs::path dir = scratch("bad_input");
+  const Scratch scratch("bad_input");
+  const fs::path& dir = scratch.path();
   fs::path out = dir / "out.onnx";
 
   Run missing = graphsub("optimize " + (dir / "absent.onnx").string() + " -o " + out.string());
@@ -100,7 +117,8 @@ TEST_CASE("bad input files exit 1 with one line and write nothing", "[cli]") {
 }
 
 TEST_CASE("the input model is never overwritten", "[cli]") {
-  fs::path dir = scratch("overwrite");
+  const Scratch scratch("overwrite");
+  const fs::path& dir = scratch.path();
   fs::path input = dir / "model.onnx";
   fs::copy_file(model("small_cnn.onnx"), input);
   const std::string before = read_file(input);
@@ -113,7 +131,8 @@ TEST_CASE("the input model is never overwritten", "[cli]") {
 }
 
 TEST_CASE("optimize writes a model that computes the same, with a report", "[cli]") {
-  fs::path dir = scratch("optimize");
+  const Scratch scratch("optimize");
+  const fs::path& dir = scratch.path();
   fs::path out = dir / "out.onnx";
   fs::path report = dir / "report.json";
   Run run = graphsub("-q optimize " + model("small_cnn.onnx") + " -o " + out.string() +

@@ -1,15 +1,13 @@
 // export_model: folding, lowering of graphsub's own forms, names, determinism, external data, and
 // failures that leave no file behind.
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "ir/error.h"
 #include "onnx_io/onnx_io.h"
+#include "onnx_io/onnx_io_testing.h"
 #include "ops/registry.h"
 #include "runtime/cpu_executor.h"
 #include "test_util.h"
@@ -19,40 +17,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
-
-std::string model_path(const std::string& name) {
-  return std::string(GRAPHSUB_SOURCE_DIR) + "/models/" + name;
-}
-
-std::string test_data(const std::string& suite_and_test) {
-  return std::string(GRAPHSUB_TESTDATA_DIR) + "/" + suite_and_test + "/model.onnx";
-}
-
-/// This test program's folder under the system's temporary folder, removed when the program ends.
-const fs::path& scratch_root() {
-  struct Root {
-    fs::path path = fs::temp_directory_path() / ("graphsub_export_test_" + std::to_string(::getpid()));
-    ~Root() {
-      std::error_code ignored;
-      fs::remove_all(path, ignored);
-    }
-  };
-  static const Root root;
-  return root.path;
-}
-
-/// A fresh folder for one test's files.
-fs::path scratch_dir(const std::string& name) {
-  fs::path dir = scratch_root() / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using testing::model_path;
+using testing::read_bytes;
+using testing::scratch_dir;
+using testing::test_data;
+using testing::value_named;
 
 /// Exports `graph` into `dir` and imports the result.
 ir::Graph round_trip(const ir::Graph& graph, const fs::path& dir,
@@ -70,14 +39,6 @@ std::vector<std::string> op_names(const ir::Graph& graph) {
     names.push_back(node.opaque ? node.opaque->op_type : ops::kind_name(node.op));
   }
   return names;
-}
-
-ir::ValueId value_named(const ir::Graph& graph, const std::string& name) {
-  for (ir::ValueId id = 0; id < graph.value_capacity(); ++id) {
-    if (graph.has_value(id) && graph.value(id).name == name) return id;
-  }
-  FAIL("no value named " << name);
-  return ir::kNoValue;
 }
 
 ir::NodeId node_of(const ir::Graph& graph, ir::OpKind op) {

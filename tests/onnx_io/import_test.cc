@@ -1,6 +1,4 @@
 // import_model: errors on bad files, and what a valid model becomes in the IR.
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +8,7 @@
 
 #include "ir/error.h"
 #include "onnx_io/onnx_io.h"
+#include "onnx_io/onnx_io_testing.h"
 #include "ops/registry.h"
 
 namespace graphsub {
@@ -17,52 +16,14 @@ namespace {
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
-
-std::string model_path(const std::string& name) {
-  return std::string(GRAPHSUB_SOURCE_DIR) + "/models/" + name;
-}
-
-std::string test_data(const std::string& suite_and_test) {
-  return std::string(GRAPHSUB_TESTDATA_DIR) + "/" + suite_and_test + "/model.onnx";
-}
-
-/// This test program's folder under the system's temporary folder, removed when the program ends.
-const fs::path& scratch_root() {
-  struct Root {
-    fs::path path = fs::temp_directory_path() / ("graphsub_import_test_" + std::to_string(::getpid()));
-    ~Root() {
-      std::error_code ignored;
-      fs::remove_all(path, ignored);
-    }
-  };
-  static const Root root;
-  return root.path;
-}
-
-/// A fresh folder for one test's files.
-fs::path scratch_dir(const std::string& name) {
-  fs::path dir = scratch_root() / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using testing::model_path;
+using testing::read_bytes;
+using testing::scratch_dir;
+using testing::test_data;
+using testing::value_named;
 
 void write_bytes(const fs::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
-}
-
-/// The value of `graph` with that name; fails the test when there is none.
-ir::ValueId value_named(const ir::Graph& graph, const std::string& name) {
-  for (ir::ValueId id = 0; id < graph.value_capacity(); ++id) {
-    if (graph.has_value(id) && graph.value(id).name == name) return id;
-  }
-  FAIL("no value named " << name);
-  return ir::kNoValue;
 }
 
 /// The op kinds of the graph's nodes in topological order.

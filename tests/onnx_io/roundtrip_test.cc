@@ -1,12 +1,9 @@
 // Import -> export -> import of every ONNX test model keeps its nodes, names, types and results,
 // and a second export reproduces the first byte for byte; a 100 MB model takes seconds.
-#include <unistd.h>
-
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
@@ -14,6 +11,7 @@
 
 #include "ir/error.h"
 #include "onnx_io/onnx_io.h"
+#include "onnx_io/onnx_io_testing.h"
 #include "ops/registry.h"
 #include "runtime/cpu_executor.h"
 #include "test_util.h"
@@ -22,24 +20,12 @@ namespace graphsub {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::read_bytes;
+using testing::scratch_root;
 
 /// Test models ONNX 1.12 mis-infers once their operands are constants: STFT's output gets
 /// frame_length where the frame count belongs, contradicting the model's own output type.
 const std::set<std::string> kNoConstantOperands{"test_stft", "test_stft_with_window"};
-
-/// This test program's folder under the system's temporary folder, removed when the program ends.
-const fs::path& scratch_dir() {
-  struct Root {
-    fs::path path = fs::temp_directory_path() / ("graphsub_roundtrip_test_" + std::to_string(::getpid()));
-    Root() { fs::create_directories(path); }
-    ~Root() {
-      std::error_code ignored;
-      fs::remove_all(path, ignored);
-    }
-  };
-  static const Root root;
-  return root.path;
-}
 
 std::vector<fs::path> test_dirs(const std::string& suite) {
   std::vector<fs::path> dirs;
@@ -48,11 +34,6 @@ std::vector<fs::path> test_dirs(const std::string& suite) {
   }
   std::sort(dirs.begin(), dirs.end());
   return dirs;
-}
-
-std::string read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 /// The tensors `<prefix>_<i>.pb` of a test's first data set, in order; empty when one is not a
@@ -135,7 +116,7 @@ std::string compare_graphs(const ir::Graph& before, const ir::Graph& after) {
 
 /// Exports `graph` into the scratch folder as `name` and imports it again.
 ir::Graph export_and_import(const ir::Graph& graph, const std::string& name) {
-  const std::string file = (scratch_dir() / name).string();
+  const std::string file = (scratch_root() / name).string();
   onnx_io::export_model(graph, file);
   return onnx_io::import_model(file);
 }
@@ -149,7 +130,7 @@ std::string check_round_trip(const fs::path& model, const onnx_io::ImportOptions
   const ir::Graph first = export_and_import(original, "first.onnx");
   const ir::Graph second = export_and_import(first, "second.onnx");
   export_and_import(second, "third.onnx");
-  if (read_bytes(scratch_dir() / "second.onnx") != read_bytes(scratch_dir() / "third.onnx")) {
+  if (read_bytes(scratch_root() / "second.onnx") != read_bytes(scratch_root() / "third.onnx")) {
     return "exports do not reach a fixed point";
   }
   std::string difference = compare_graphs(original, first);
@@ -230,7 +211,7 @@ ir::Graph large_model(int layers) {
 
 TEST_CASE("a 100 MB model imports and exports in seconds", "[onnx_io]") {
   const ir::Graph graph = large_model(25);
-  const fs::path file = scratch_dir() / "large.onnx";
+  const fs::path file = scratch_root() / "large.onnx";
   const auto start = std::chrono::steady_clock::now();
   onnx_io::export_model(graph, file.string());
   const ir::Graph imported = onnx_io::import_model(file.string());

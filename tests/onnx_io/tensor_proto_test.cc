@@ -1,6 +1,4 @@
 // Tensor data: every element type from ONNX's typed fields and raw data, and read_tensor_file.
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
@@ -10,62 +8,36 @@
 
 #include "ir/error.h"
 #include "onnx_io/onnx_io.h"
+#include "onnx_io/onnx_io_testing.h"
+#include "test_util.h"
 
 namespace graphsub {
 namespace {
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
-
-std::string model_path(const std::string& name) {
-  return std::string(GRAPHSUB_SOURCE_DIR) + "/models/" + name;
-}
-
-std::string test_file(const std::string& path) { return std::string(GRAPHSUB_TESTDATA_DIR) + "/" + path; }
-
-/// This test program's folder under the system's temporary folder, removed when the program ends.
-const fs::path& scratch_dir() {
-  struct Root {
-    fs::path path = fs::temp_directory_path() / ("graphsub_tensor_proto_test_" + std::to_string(::getpid()));
-    Root() { fs::create_directories(path); }
-    ~Root() {
-      std::error_code ignored;
-      fs::remove_all(path, ignored);
-    }
-  };
-  static const Root root;
-  return root.path;
-}
-
-const ir::Tensor& weight_named(const ir::Graph& graph, const std::string& name) {
-  for (ir::ValueId id = 0; id < graph.value_capacity(); ++id) {
-    if (graph.has_value(id) && graph.value(id).name == name) return *graph.value(id).data;
-  }
-  FAIL("no weight named " << name);
-  throw;
-}
-
-template <class T>
-std::vector<T> elements(const ir::Tensor& tensor) {
-  return std::vector<T>(tensor.data<T>(), tensor.data<T>() + tensor.num_elements());
-}
+using testing::model_path;
+using testing::scratch_root;
+using testing::test_file;
+using testing::value_named;
+using testing::values_of;
 
 /// Checks the tensors of models/typed_tensors.onnx (written in the typed fields by the script),
 /// named with `suffix` after their names there.
 void check_typed_tensors(const ir::Graph& graph, const std::string& suffix) {
   auto weight = [&](const std::string& name) -> const ir::Tensor& {
-    return weight_named(graph, name + suffix);
+    return *graph.value(value_named(graph, name + suffix)).data;
   };
-  REQUIRE(elements<float>(weight("f32")) == std::vector<float>{1.5f, -2.0f});
-  REQUIRE(elements<double>(weight("f64")) == std::vector<double>{0.25, 1e300});
+  REQUIRE(values_of<float>(weight("f32")) == std::vector<float>{1.5f, -2.0f});
+  REQUIRE(values_of<double>(weight("f64")) == std::vector<double>{0.25, 1e300});
   REQUIRE(weight("f16").dtype() == ir::DataType::kFloat16);
-  REQUIRE(elements<uint16_t>(weight("f16")) == std::vector<uint16_t>{0x3c00, 0xb800});
-  REQUIRE(elements<int8_t>(weight("i8")) == std::vector<int8_t>{-128, 0, 127});
-  REQUIRE(elements<uint16_t>(weight("u16")) == std::vector<uint16_t>{0, 65535});
-  REQUIRE(elements<int32_t>(weight("i32")) == std::vector<int32_t>{-7, 2147483647});
-  REQUIRE(elements<int64_t>(weight("i64")) == std::vector<int64_t>{-(int64_t{1} << 62), 5});
-  REQUIRE(elements<uint64_t>(weight("u64")) == std::vector<uint64_t>{(uint64_t{1} << 63) + 1});
-  REQUIRE(elements<uint8_t>(weight("flags")) == std::vector<uint8_t>{1, 0, 1});
+  REQUIRE(values_of<uint16_t>(weight("f16")) == std::vector<uint16_t>{0x3c00, 0xb800});
+  REQUIRE(values_of<int8_t>(weight("i8")) == std::vector<int8_t>{-128, 0, 127});
+  REQUIRE(values_of<uint16_t>(weight("u16")) == std::vector<uint16_t>{0, 65535});
+  REQUIRE(values_of<int32_t>(weight("i32")) == std::vector<int32_t>{-7, 2147483647});
+  REQUIRE(values_of<int64_t>(weight("i64")) == std::vector<int64_t>{-(int64_t{1} << 62), 5});
+  REQUIRE(values_of<uint64_t>(weight("u64")) == std::vector<uint64_t>{(uint64_t{1} << 63) + 1});
+  REQUIRE(values_of<uint8_t>(weight("flags")) == std::vector<uint8_t>{1, 0, 1});
   REQUIRE(weight("words").strings() == std::vector<std::string>{"graph", "sub"});
 }
 
@@ -74,7 +46,7 @@ TEST_CASE("tensors in ONNX's typed fields are read for every element type", "[on
 }
 
 TEST_CASE("tensors written as raw data read back the same (after folding the Identity nodes)", "[onnx_io]") {
-  const fs::path& dir = scratch_dir();
+  const fs::path& dir = scratch_root();
   const ir::Graph graph = onnx_io::import_model(model_path("typed_tensors.onnx"));
   onnx_io::export_model(graph, (dir / "raw.onnx").string());
   check_typed_tensors(onnx_io::import_model((dir / "raw.onnx").string()), "_out");
@@ -96,7 +68,7 @@ TEST_CASE("read_tensor_file reads the ONNX test data", "[onnx_io]") {
 
 TEST_CASE("read_tensor_file rejects missing and malformed files", "[onnx_io]") {
   REQUIRE_THROWS_WITH(onnx_io::read_tensor_file("/nonexistent/input_0.pb"), Contains("no such file"));
-  const fs::path file = scratch_dir() / "malformed.pb";
+  const fs::path file = scratch_root() / "malformed.pb";
   // dims [3, 4], float32, raw_data of 4 bytes.
   std::ofstream(file, std::ios::binary) << std::string(
       "\x08\x03\x08\x04\x10\x01\x4a\x04"

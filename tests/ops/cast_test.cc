@@ -26,12 +26,10 @@ std::string reason(const ir::Attributes& attrs, DataType from) {
   return testing::canonicalize_def(ops::cast_op(), attrs, {{from, ir::Shape::of({2})}}).reason;
 }
 
-/// A tensor of C++ type T holding `values`, typed `dtype`.
+/// A 1-D tensor of C++ type T holding `values`, typed `dtype`.
 template <class T>
 ir::Tensor tensor_of(DataType dtype, const std::vector<T>& values) {
-  ir::Tensor tensor(dtype, {static_cast<int64_t>(values.size())});
-  for (std::size_t i = 0; i < values.size(); ++i) tensor.mutable_data<T>()[i] = values[i];
-  return tensor;
+  return testing::tensor_of<T>(dtype, {static_cast<int64_t>(values.size())}, values);
 }
 
 /// The elements of a Cast of `input` to `dtype`, read as C++ type T.
@@ -39,7 +37,7 @@ template <class T>
 std::vector<T> cast(const ir::Tensor& input, DataType dtype) {
   const ir::Tensor out = testing::run_def(ops::cast_op(), to(dtype), {&input})[0];
   REQUIRE(out.dtype() == dtype);
-  return std::vector<T>(out.data<T>(), out.data<T>() + out.num_elements());
+  return testing::values_of<T>(out);
 }
 
 }  // namespace

@@ -12,34 +12,19 @@
 
 using namespace graphsub;
 using ir::DataType;
+using testing::bool_tensor;
 using testing::float_type;
+using testing::typed;
 
 namespace {
-
-ir::TensorType typed(DataType dtype, const std::vector<int64_t>& dims) {
-  return {dtype, ir::Shape::of(dims)};
-}
 
 std::string reason(const ops::OpDef& def, const std::vector<ir::TensorType>& inputs,
                    int64_t opset = 13, int outputs = 1) {
   return testing::canonicalize_def(def, {}, inputs, outputs, opset).reason;
 }
 
-/// The output's bytes as 0/1 values.
-std::vector<int> bools(const ir::Tensor& tensor) {
-  REQUIRE(tensor.dtype() == DataType::kBool);
-  const uint8_t* data = tensor.data<uint8_t>();
-  return std::vector<int>(data, data + tensor.num_elements());
-}
-
 std::vector<int> run(const ops::OpDef& def, const ir::Tensor& a, const ir::Tensor& b) {
-  return bools(testing::run_def(def, {}, {&a, &b})[0]);
-}
-
-ir::Tensor bool_tensor(const std::vector<int64_t>& dims, const std::vector<uint8_t>& values) {
-  ir::Tensor tensor(DataType::kBool, dims);
-  for (std::size_t i = 0; i < values.size(); ++i) tensor.mutable_data<uint8_t>()[i] = values[i];
-  return tensor;
+  return testing::bool_values(testing::run_def(def, {}, {&a, &b})[0]);
 }
 
 }  // namespace

@@ -2,31 +2,16 @@
 // on float and int64 tensors against an index formula, and cost features.
 #include <catch2/catch.hpp>
 
-#include <cctype>
-
+#include "ops/op_def_testing.h"
 #include "ops/op_list.h"
 #include "test_util.h"
 
 using namespace graphsub;
+using testing::floats;
+using testing::kUnknownRank;
+using testing::random_int64s;
 
 namespace {
-
-/// A float32 type from dim texts: a number is a size, "?" unknown, anything else a symbol.
-ir::TensorType floats(const std::vector<std::string>& dims) {
-  ir::Shape shape{true, {}};
-  for (const std::string& dim : dims) {
-    if (dim == "?") {
-      shape.dims.push_back(ir::Dim{});
-    } else if (std::isdigit(static_cast<unsigned char>(dim[0]))) {
-      shape.dims.push_back(ir::Dim::known(std::stoll(dim)));
-    } else {
-      shape.dims.push_back(ir::Dim::named(dim));
-    }
-  }
-  return {ir::DataType::kFloat, shape};
-}
-
-const ir::TensorType kUnknownRank{ir::DataType::kFloat, ir::Shape::unknown()};
 
 ir::Attributes axis(int64_t value) {
   ir::Attributes attrs;
@@ -37,43 +22,17 @@ ir::Attributes axis(int64_t value) {
 /// Canonicalizes a Concat of `inputs` at `opset`; returns the reason (empty when modelled).
 std::string canonicalize(ir::Attributes& attrs, const std::vector<ir::TensorType>& inputs,
                          int64_t opset = 13) {
-  ops::ImportContext context{attrs, inputs, 1, opset};
-  return ops::concat_op().canonicalize(context);
+  return testing::canonicalize_in_place(ops::concat_op(), attrs, inputs, 1, opset);
 }
 
 /// The inferred output type as text, or the error.
 std::string infer(const ir::Attributes& attrs, const std::vector<ir::TensorType>& inputs) {
-  ir::Node node;
-  node.attrs = attrs;
-  ops::InferResult result = ops::concat_op().infer(node, inputs);
-  return result.ok() ? ir::to_string(result.outputs.at(0)) : "error: " + result.error;
+  return testing::infer_text(ops::concat_op(), attrs, inputs);
 }
 
 /// Runs the kernel on an output allocated from the op's own shape inference.
 ir::Tensor run(const ir::Attributes& attrs, const std::vector<const ir::Tensor*>& inputs) {
-  const ops::OpDef def = ops::concat_op();
-  ir::Node node;
-  node.op = def.kind;
-  node.attrs = attrs;
-  std::vector<ir::TensorType> types;
-  for (const ir::Tensor* input : inputs) {
-    types.push_back({input->dtype(), ir::Shape::of(input->dims())});
-  }
-  ops::InferResult inferred = def.infer(node, types);
-  REQUIRE(inferred.ok());
-  std::vector<ir::Tensor> outputs;
-  outputs.emplace_back(inferred.outputs[0].dtype, *inferred.outputs[0].shape.sizes());
-  def.kernel(node, inputs, outputs);
-  return std::move(outputs[0]);
-}
-
-/// Seeded int64 values in [-500, 500).
-ir::Tensor random_int64s(const std::vector<int64_t>& dims, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int64_t> dist(-500, 499);
-  std::vector<int64_t> values(static_cast<std::size_t>(ir::num_elements(dims)));
-  for (int64_t& value : values) value = dist(rng);
-  return ir::Tensor::from_int64s(dims, values);
+  return testing::run_def(ops::concat_op(), attrs, inputs)[0];
 }
 
 /// Checks out[a, j, b] == inputs[k][a, j - offset_k, b] for a concat of rank-3 tensors on axis 1.

@@ -24,9 +24,7 @@ ir::Attributes value(ir::Tensor tensor) {
 }
 
 ir::Tensor int32_scalar(std::vector<int64_t> dims, int32_t number) {
-  ir::Tensor tensor(ir::DataType::kInt32, std::move(dims));
-  tensor.mutable_data<int32_t>()[0] = number;
-  return tensor;
+  return testing::int32_tensor(std::move(dims), {number});
 }
 
 /// The canonical attributes of a ConstantOfShape, or the reason it stays opaque.
@@ -36,8 +34,7 @@ testing::Canonicalized canonical(ir::Attributes attrs, const ir::TensorType& ope
 
 /// The inferred output type as text, or the error.
 std::string infer(const ir::Attributes& attrs, const ir::TensorType& operand) {
-  ops::InferResult result = testing::infer_def(ops::constant_of_shape_op(), attrs, {operand});
-  return result.ok() ? ir::to_string(result.outputs.at(0)) : "error: " + result.error;
+  return testing::infer_text(ops::constant_of_shape_op(), attrs, {operand});
 }
 
 /// Runs the node through the executor, which leaves the output for the kernel to allocate.

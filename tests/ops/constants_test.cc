@@ -7,6 +7,7 @@
 
 using namespace graphsub;
 using testing::float_type;
+using testing::values_of;
 
 namespace {
 
@@ -27,10 +28,6 @@ ir::Attributes conv_attrs(std::vector<int64_t> kernel, std::vector<int64_t> stri
   attrs.set("group", group);
   attrs.set("activation", std::string("none"));
   return attrs;
-}
-
-std::vector<float> values_of(const ir::Tensor& tensor) {
-  return {tensor.data<float>(), tensor.data<float>() + tensor.num_elements()};
 }
 
 ir::Tensor make(const ops::OpDef& def, const ir::Attributes& attrs) {

@@ -1,4 +1,4 @@
-// Tests of Add, Sub, Mul, Div, Pow, Max, Min: canonicalization, broadcasting, kernels, cost.
+// Tests of Add, Sub, Mul, Div, Mod, Pow, Max, Min: canonicalization, broadcasting, kernels, cost.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/op_def_testing.h"
 #include "ops/op_list.h"
 #include "test_util.h"
 
@@ -14,40 +15,19 @@ namespace graphsub {
 namespace {
 
 using ir::DataType;
+using testing::elements;
 using testing::float_type;
-
-ir::TensorType typed(DataType dtype, const std::vector<int64_t>& dims) {
-  return ir::TensorType{dtype, ir::Shape::of(dims)};
-}
+using testing::int32_tensor;
+using testing::typed;
 
 std::string canonicalize(const ops::OpDef& def, const std::vector<ir::TensorType>& inputs,
                          int64_t opset) {
-  ir::Attributes attrs;
-  ops::ImportContext context{attrs, inputs, 1, opset};
-  return def.canonicalize(context);
+  return testing::canonicalize_def(def, {}, inputs, 1, opset).reason;
 }
 
 /// Runs the kernel the way the executor does: infer, allocate the outputs, fill them.
 ir::Tensor run(const ops::OpDef& def, const ir::Tensor& a, const ir::Tensor& b) {
-  ops::InferResult inferred =
-      def.infer(ir::Node{}, {typed(a.dtype(), a.dims()), typed(b.dtype(), b.dims())});
-  REQUIRE(inferred.ok());
-  std::vector<ir::Tensor> outputs;
-  outputs.emplace_back(inferred.outputs[0].dtype, *inferred.outputs[0].shape.sizes());
-  def.kernel(ir::Node{}, {&a, &b}, outputs);
-  return outputs[0];
-}
-
-ir::Tensor int32_tensor(const std::vector<int64_t>& dims, const std::vector<int32_t>& values) {
-  ir::Tensor tensor(DataType::kInt32, dims);
-  for (std::size_t i = 0; i < values.size(); ++i) tensor.mutable_data<int32_t>()[i] = values[i];
-  return tensor;
-}
-
-std::vector<double> elements(const ir::Tensor& tensor) {
-  std::vector<double> out;
-  for (int64_t i = 0; i < tensor.num_elements(); ++i) out.push_back(tensor.element_as_double(i));
-  return out;
+  return testing::run_def(def, {}, {&a, &b})[0];
 }
 
 }  // namespace
@@ -133,6 +113,25 @@ TEST_CASE("integer Div truncates toward zero and defines x / 0 as 0", "[ops][bin
   const int32_t lowest = std::numeric_limits<int32_t>::lowest();
   const ir::Tensor low = int32_tensor({1}, {lowest});
   CHECK(run(ops::div_op(), low, int32_tensor({1}, {-1})).data<int32_t>()[0] == lowest);
+}
+
+TEST_CASE("Mod takes the divisor's sign, or the dividend's with fmod=1", "[ops][binary]") {
+  const ir::Tensor a = ir::Tensor::from_int64s({5}, {7, -7, 7, -7, 5});
+  const ir::Tensor b = ir::Tensor::from_int64s({5}, {3, 3, -3, -3, 0});
+  ir::Attributes python;
+  python.set("fmod", int64_t{0});
+  ir::Attributes c_style;
+  c_style.set("fmod", int64_t{1});
+  CHECK(elements(testing::run_def(ops::mod_op(), python, {&a, &b})[0]) ==
+        std::vector<double>{1, 2, -2, -1, 0});
+  CHECK(elements(testing::run_def(ops::mod_op(), c_style, {&a, &b})[0]) ==
+        std::vector<double>{1, -1, 1, -1, 0});
+  const ir::Tensor x = ir::Tensor::from_floats({2}, {5.5f, -5.5f});
+  const ir::Tensor y = ir::Tensor::from_floats({2}, {2.0f, 2.0f});
+  CHECK(elements(testing::run_def(ops::mod_op(), c_style, {&x, &y})[0]) == std::vector<double>{1.5, -1.5});
+  const auto f = float_type({2});
+  CHECK_FALSE(testing::canonicalize_def(ops::mod_op(), python, {f, f}, 1, 13).reason.empty());
+  CHECK(testing::canonicalize_def(ops::mod_op(), c_style, {f, f}, 1, 13).reason.empty());
 }
 
 TEST_CASE("integer Add wraps on overflow", "[ops][binary]") {

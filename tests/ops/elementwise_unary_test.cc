@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/op_def_testing.h"
 #include "ops/op_list.h"
 #include "test_util.h"
 
@@ -19,9 +20,7 @@ using testing::float_type;
 
 std::string canonicalize(const ops::OpDef& def, ir::Attributes& attrs, const ir::TensorType& input,
                          int64_t opset) {
-  const std::vector<ir::TensorType> inputs = {input};
-  ops::ImportContext context{attrs, inputs, 1, opset};
-  return def.canonicalize(context);
+  return testing::canonicalize_in_place(def, attrs, {input}, 1, opset);
 }
 
 std::string canonicalize(const ops::OpDef& def, const ir::TensorType& input, int64_t opset) {
@@ -37,15 +36,7 @@ ir::Attributes canonical(const ops::OpDef& def, ir::Attributes given = {}, int64
 
 /// Runs the kernel the way the executor does: infer, allocate the output, fill it.
 ir::Tensor run(const ops::OpDef& def, const ir::Attributes& attrs, const ir::Tensor& input) {
-  ir::Node node;
-  node.attrs = attrs;
-  ops::InferResult inferred =
-      def.infer(node, {ir::TensorType{input.dtype(), ir::Shape::of(input.dims())}});
-  REQUIRE(inferred.ok());
-  std::vector<ir::Tensor> outputs;
-  outputs.emplace_back(inferred.outputs[0].dtype, *inferred.outputs[0].shape.sizes());
-  def.kernel(node, {&input}, outputs);
-  return outputs[0];
+  return testing::run_def(def, attrs, {&input})[0];
 }
 
 /// An op, its canonical attributes, and an independent formula for one element.

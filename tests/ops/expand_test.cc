@@ -1,7 +1,6 @@
 // Unit tests of Expand: the shape operand's checks, inference that keeps only certain dims, the
 // kernel allocating the broadcast output from run-time shapes, and its cost.
 #include <catch2/catch.hpp>
-#include <cctype>
 
 #include "ir/error.h"
 #include "ops/op_def_testing.h"
@@ -9,32 +8,13 @@
 #include "test_util.h"
 
 using namespace graphsub;
+using testing::floats;
+using testing::int64s;
+using testing::type_of;
 
 namespace {
 
 using Ints = std::vector<int64_t>;
-
-/// A type from dim texts: a number is a size, "?" unknown, anything else a symbol.
-ir::TensorType type_of(ir::DataType dtype, const std::vector<std::string>& dims) {
-  ir::Shape shape{true, {}};
-  for (const std::string& dim : dims) {
-    if (dim == "?") {
-      shape.dims.push_back(ir::Dim{});
-    } else if (std::isdigit(static_cast<unsigned char>(dim[0]))) {
-      shape.dims.push_back(ir::Dim::known(std::stoll(dim)));
-    } else {
-      shape.dims.push_back(ir::Dim::named(dim));
-    }
-  }
-  return {dtype, shape};
-}
-
-ir::TensorType floats(const std::vector<std::string>& dims) {
-  return type_of(ir::DataType::kFloat, dims);
-}
-ir::TensorType int64s(const std::vector<std::string>& dims) {
-  return type_of(ir::DataType::kInt64, dims);
-}
 
 std::string reason(const std::vector<ir::TensorType>& inputs) {
   return testing::canonicalize_def(ops::expand_op(), {}, inputs).reason;
@@ -42,8 +22,7 @@ std::string reason(const std::vector<ir::TensorType>& inputs) {
 
 /// The inferred output type as text, or the error.
 std::string infer(const ir::TensorType& data, const ir::TensorType& shape) {
-  ops::InferResult result = testing::infer_def(ops::expand_op(), {}, {data, shape});
-  return result.ok() ? ir::to_string(result.outputs.at(0)) : "error: " + result.error;
+  return testing::infer_text(ops::expand_op(), {}, {data, shape});
 }
 
 /// Runs Expand through the executor, which leaves the output for the kernel to allocate.

@@ -1,7 +1,6 @@
 // Unit tests of Gather: axis normalization and rejections, inference with symbols, the kernel with
 // negative and out-of-range indices on several dtypes, and the bytes it moves.
 #include <catch2/catch.hpp>
-#include <cctype>
 
 #include "ir/error.h"
 #include "ops/op_def_testing.h"
@@ -9,30 +8,11 @@
 #include "test_util.h"
 
 using namespace graphsub;
+using testing::floats;
+using testing::int64s;
+using testing::type_of;
 
 namespace {
-
-/// A type from dim texts: a number is a size, "?" unknown, anything else a symbol.
-ir::TensorType type_of(ir::DataType dtype, const std::vector<std::string>& dims) {
-  ir::Shape shape{true, {}};
-  for (const std::string& dim : dims) {
-    if (dim == "?") {
-      shape.dims.push_back(ir::Dim{});
-    } else if (std::isdigit(static_cast<unsigned char>(dim[0]))) {
-      shape.dims.push_back(ir::Dim::known(std::stoll(dim)));
-    } else {
-      shape.dims.push_back(ir::Dim::named(dim));
-    }
-  }
-  return {dtype, shape};
-}
-
-ir::TensorType floats(const std::vector<std::string>& dims) {
-  return type_of(ir::DataType::kFloat, dims);
-}
-ir::TensorType int64s(const std::vector<std::string>& dims) {
-  return type_of(ir::DataType::kInt64, dims);
-}
 
 ir::Attributes axis(int64_t value) {
   ir::Attributes attrs;
@@ -49,14 +29,7 @@ testing::Canonicalized canonical(ir::Attributes attrs, const std::vector<ir::Ten
 /// The inferred output type as text, or the error.
 std::string infer(const ir::Attributes& attrs, const ir::TensorType& data,
                   const ir::TensorType& indices) {
-  ops::InferResult result = testing::infer_def(ops::gather_op(), attrs, {data, indices});
-  return result.ok() ? ir::to_string(result.outputs.at(0)) : "error: " + result.error;
-}
-
-ir::Tensor int32s(std::vector<int64_t> dims, const std::vector<int32_t>& values) {
-  ir::Tensor tensor(ir::DataType::kInt32, std::move(dims));
-  for (std::size_t i = 0; i < values.size(); ++i) tensor.mutable_data<int32_t>()[i] = values[i];
-  return tensor;
+  return testing::infer_text(ops::gather_op(), attrs, {data, indices});
 }
 
 }  // namespace
@@ -92,7 +65,7 @@ TEST_CASE("gather infers data[:axis] + indices + data[axis+1:]", "[ops][gather]"
 
 TEST_CASE("gather kernel picks entries, negative indices from the back", "[ops][gather]") {
   const ir::Tensor data = testing::random_tensor({3, 4}, 3);
-  const ir::Tensor indices = int32s({2, 2}, {0, -1, 2, 1});
+  const ir::Tensor indices = testing::int32_tensor({2, 2}, {0, -1, 2, 1});
   const ir::Tensor out = testing::run_def(ops::gather_op(), axis(1), {&data, &indices})[0];
   CHECK(out.dims() == std::vector<int64_t>{3, 2, 2});
   const int64_t picked[] = {0, 3, 2, 1};

@@ -13,6 +13,7 @@
 
 using namespace graphsub;
 using testing::float_type;
+using testing::values_of;
 
 namespace {
 
@@ -53,10 +54,6 @@ std::vector<float> direct_ln(const ir::Tensor& x, int64_t row, const std::vector
     }
   }
   return y;
-}
-
-std::vector<float> values(const ir::Tensor& tensor) {
-  return std::vector<float>(tensor.data<float>(), tensor.data<float>() + tensor.num_elements());
 }
 
 }  // namespace
@@ -120,10 +117,10 @@ TEST_CASE("LayerNormalization normalizes a row by hand", "[ops][layer_normalizat
   const ir::Tensor bias = ir::Tensor::from_floats({2}, {0, 10});
   const ir::Tensor y =
       testing::run_def(ops::layer_normalization_op(), ln_attrs(1, 0), {&x, &scale, &bias})[0];
-  CHECK(values(y) == std::vector<float>{-2, 11, -2, 11});
+  CHECK(values_of(y) == std::vector<float>{-2, 11, -2, 11});
   const ir::Tensor unbiased =
       testing::run_def(ops::layer_normalization_op(), ln_attrs(1, 0), {&x, &scale})[0];
-  CHECK(values(unbiased) == std::vector<float>{-2, 1, -2, 1});
+  CHECK(values_of(unbiased) == std::vector<float>{-2, 1, -2, 1});
 }
 
 TEST_CASE("LayerNormalization matches its formula over trailing axes",
@@ -136,9 +133,9 @@ TEST_CASE("LayerNormalization matches its formula over trailing axes",
   std::vector<float> bias_row;
   for (int i = 0; i < 3; ++i)
     bias_row.insert(bias_row.end(), bias.data<float>(), bias.data<float>() + 4);
-  const std::vector<float> expected = direct_ln(x, 12, values(scale), bias_row, double{1e-3f});
+  const std::vector<float> expected = direct_ln(x, 12, values_of(scale), bias_row, double{1e-3f});
   CHECK(y.dims() == x.dims());
-  CHECK_THAT(values(y), Catch::Matchers::Approx(expected).margin(1e-5));
+  CHECK_THAT(values_of(y), Catch::Matchers::Approx(expected).margin(1e-5));
 }
 
 TEST_CASE("LayerNormalization costs about five FLOPs per element", "[ops][layer_normalization]") {

@@ -11,23 +11,13 @@
 
 using namespace graphsub;
 using ir::DataType;
+using testing::bool_tensor;
+using testing::bool_values;
 
 namespace {
 
 ir::TensorType bool_type(const std::vector<int64_t>& dims) {
   return {DataType::kBool, ir::Shape::of(dims)};
-}
-
-ir::Tensor bool_tensor(const std::vector<int64_t>& dims, const std::vector<uint8_t>& values) {
-  ir::Tensor tensor(DataType::kBool, dims);
-  for (std::size_t i = 0; i < values.size(); ++i) tensor.mutable_data<uint8_t>()[i] = values[i];
-  return tensor;
-}
-
-std::vector<int> bools(const ir::Tensor& tensor) {
-  REQUIRE(tensor.dtype() == DataType::kBool);
-  const uint8_t* data = tensor.data<uint8_t>();
-  return std::vector<int>(data, data + tensor.num_elements());
 }
 
 std::string reason(const ops::OpDef& def, const std::vector<ir::TensorType>& inputs,
@@ -69,17 +59,17 @@ TEST_CASE("logical inference: Not keeps the shape, And/Or broadcast", "[ops][log
 TEST_CASE("logical kernels follow the truth tables", "[ops][logical]") {
   const ir::Tensor a = bool_tensor({4}, {0, 0, 1, 1});
   const ir::Tensor b = bool_tensor({4}, {0, 1, 0, 1});
-  CHECK(bools(testing::run_def(ops::not_op(), {}, {&a})[0]) == std::vector<int>{1, 1, 0, 0});
-  CHECK(bools(testing::run_def(ops::and_op(), {}, {&a, &b})[0]) == std::vector<int>{0, 0, 0, 1});
-  CHECK(bools(testing::run_def(ops::or_op(), {}, {&a, &b})[0]) == std::vector<int>{0, 1, 1, 1});
+  CHECK(bool_values(testing::run_def(ops::not_op(), {}, {&a})[0]) == std::vector<int>{1, 1, 0, 0});
+  CHECK(bool_values(testing::run_def(ops::and_op(), {}, {&a, &b})[0]) == std::vector<int>{0, 0, 0, 1});
+  CHECK(bool_values(testing::run_def(ops::or_op(), {}, {&a, &b})[0]) == std::vector<int>{0, 1, 1, 1});
 }
 
 TEST_CASE("And and Or broadcast", "[ops][logical]") {
   const ir::Tensor column = bool_tensor({2, 1}, {0, 1});
   const ir::Tensor row = bool_tensor({3}, {1, 0, 1});
-  CHECK(bools(testing::run_def(ops::and_op(), {}, {&column, &row})[0]) ==
+  CHECK(bool_values(testing::run_def(ops::and_op(), {}, {&column, &row})[0]) ==
         std::vector<int>{0, 0, 0, 1, 0, 1});
-  CHECK(bools(testing::run_def(ops::or_op(), {}, {&column, &row})[0]) ==
+  CHECK(bool_values(testing::run_def(ops::or_op(), {}, {&column, &row})[0]) ==
         std::vector<int>{1, 0, 1, 1, 1, 1});
 }
 

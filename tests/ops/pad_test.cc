@@ -1,32 +1,17 @@
 // Unit tests of Pad: canonical mode/pads/value in both opset forms, inference with cropping and
 // symbols, the constant, edge and reflect kernels against numpy's np.pad, and its cost.
 #include <catch2/catch.hpp>
-#include <cctype>
 
 #include "ops/op_def_testing.h"
 #include "ops/op_list.h"
 #include "test_util.h"
 
 using namespace graphsub;
+using testing::floats;
 
 namespace {
 
 using Ints = std::vector<int64_t>;
-
-/// A float32 type from dim texts: a number is a size, "?" unknown, anything else a symbol.
-ir::TensorType floats(const std::vector<std::string>& dims) {
-  ir::Shape shape{true, {}};
-  for (const std::string& dim : dims) {
-    if (dim == "?") {
-      shape.dims.push_back(ir::Dim{});
-    } else if (std::isdigit(static_cast<unsigned char>(dim[0]))) {
-      shape.dims.push_back(ir::Dim::known(std::stoll(dim)));
-    } else {
-      shape.dims.push_back(ir::Dim::named(dim));
-    }
-  }
-  return {ir::DataType::kFloat, shape};
-}
 
 ir::Attributes pad(const std::string& mode, const Ints& pads, float value = 0) {
   ir::Attributes attrs;
@@ -44,8 +29,7 @@ testing::Canonicalized canonical(ir::Attributes attrs, const ir::TensorType& inp
 
 /// The inferred output type as text, or the error.
 std::string infer(const ir::Attributes& attrs, const ir::TensorType& input) {
-  ops::InferResult result = testing::infer_def(ops::pad_op(), attrs, {input});
-  return result.ok() ? ir::to_string(result.outputs.at(0)) : "error: " + result.error;
+  return testing::infer_text(ops::pad_op(), attrs, {input});
 }
 
 /// Pads the int64 vector `values` by `begin` and `end`.

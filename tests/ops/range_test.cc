@@ -27,9 +27,7 @@ std::string reason(const std::vector<ir::TensorType>& inputs, ir::Attributes att
 
 template <class T>
 ir::Tensor scalar(DataType dtype, T value) {
-  ir::Tensor tensor(dtype, {});
-  tensor.mutable_data<T>()[0] = value;
-  return tensor;
+  return testing::tensor_of<T>(dtype, {}, {value});
 }
 
 /// Runs Range through the executor, which leaves the output for the kernel to allocate; returns
@@ -40,7 +38,7 @@ std::vector<T> range(DataType dtype, T start, T limit, T delta) {
   const ir::Tensor out = testing::run_op(ir::OpKind::kRange, {}, {&a, &b, &c})[0];
   REQUIRE(out.dtype() == dtype);
   REQUIRE(out.rank() == 1);
-  return std::vector<T>(out.data<T>(), out.data<T>() + out.num_elements());
+  return testing::values_of<T>(out);
 }
 
 }  // namespace

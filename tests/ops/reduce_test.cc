@@ -13,7 +13,10 @@
 #include "test_util.h"
 
 using namespace graphsub;
+using testing::elements;
 using testing::float_type;
+using testing::int32_tensor;
+using testing::typed;
 
 namespace {
 
@@ -31,10 +34,6 @@ ir::Attributes identity_attrs() {
   return attrs;
 }
 
-ir::TensorType typed(ir::DataType dtype, const std::vector<int64_t>& dims) {
-  return {dtype, ir::Shape::of(dims)};
-}
-
 /// A float32 type of [N, 3, L] with symbols N and L.
 ir::TensorType symbolic_type() {
   return {ir::DataType::kFloat,
@@ -42,24 +41,11 @@ ir::TensorType symbolic_type() {
 }
 
 std::string inferred(const ops::OpDef& def, const ir::Attributes& attrs, const ir::TensorType& in) {
-  ops::InferResult result = testing::infer_def(def, attrs, {in});
-  return result.ok() ? ir::to_string(result.outputs.at(0)) : "error: " + result.error;
+  return testing::infer_text(def, attrs, {in});
 }
 
 ir::Tensor run(const ops::OpDef& def, const ir::Attributes& attrs, const ir::Tensor& input) {
   return testing::run_def(def, attrs, {&input})[0];
-}
-
-std::vector<double> elements(const ir::Tensor& tensor) {
-  std::vector<double> out;
-  for (int64_t i = 0; i < tensor.num_elements(); ++i) out.push_back(tensor.element_as_double(i));
-  return out;
-}
-
-ir::Tensor int32_tensor(const std::vector<int64_t>& dims, const std::vector<int32_t>& values) {
-  ir::Tensor tensor(ir::DataType::kInt32, dims);
-  for (std::size_t i = 0; i < values.size(); ++i) tensor.mutable_data<int32_t>()[i] = values[i];
-  return tensor;
 }
 
 }  // namespace

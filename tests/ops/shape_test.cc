@@ -1,7 +1,6 @@
 // Unit tests of Shape: start/end normalization (opset 15), inference with symbols and unknown
 // ranks, the kernel on several dtypes, and its cost (the output only).
 #include <catch2/catch.hpp>
-#include <cctype>
 #include <limits>
 
 #include "ops/op_def_testing.h"
@@ -9,27 +8,10 @@
 #include "test_util.h"
 
 using namespace graphsub;
+using testing::floats;
+using testing::type_of;
 
 namespace {
-
-/// A type from dim texts: a number is a size, "?" unknown, anything else a symbol.
-ir::TensorType type_of(ir::DataType dtype, const std::vector<std::string>& dims) {
-  ir::Shape shape{true, {}};
-  for (const std::string& dim : dims) {
-    if (dim == "?") {
-      shape.dims.push_back(ir::Dim{});
-    } else if (std::isdigit(static_cast<unsigned char>(dim[0]))) {
-      shape.dims.push_back(ir::Dim::known(std::stoll(dim)));
-    } else {
-      shape.dims.push_back(ir::Dim::named(dim));
-    }
-  }
-  return {dtype, shape};
-}
-
-ir::TensorType floats(const std::vector<std::string>& dims) {
-  return type_of(ir::DataType::kFloat, dims);
-}
 
 ir::Attributes range(int64_t start, int64_t end) {
   ir::Attributes attrs;
@@ -46,8 +28,7 @@ testing::Canonicalized canonical(ir::Attributes attrs, const ir::TensorType& inp
 
 /// The inferred output type as text, or the error.
 std::string infer(const ir::Attributes& attrs, const ir::TensorType& input) {
-  ops::InferResult result = testing::infer_def(ops::shape_op(), attrs, {input});
-  return result.ok() ? ir::to_string(result.outputs.at(0)) : "error: " + result.error;
+  return testing::infer_text(ops::shape_op(), attrs, {input});
 }
 
 std::vector<int64_t> run(const ir::Attributes& attrs, const ir::Tensor& input) {

@@ -1,7 +1,6 @@
 // Unit tests of Slice: defaults and axis normalization in both opset forms, ONNX's clamping
 // (negative steps, out-of-range and INT64 bounds), symbolic dims, the kernel, and its cost.
 #include <catch2/catch.hpp>
-#include <cctype>
 #include <limits>
 
 #include "ops/op_def_testing.h"
@@ -9,26 +8,12 @@
 #include "test_util.h"
 
 using namespace graphsub;
+using testing::floats;
 
 namespace {
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
-
-/// A float32 type from dim texts: a number is a size, "?" unknown, anything else a symbol.
-ir::TensorType floats(const std::vector<std::string>& dims) {
-  ir::Shape shape{true, {}};
-  for (const std::string& dim : dims) {
-    if (dim == "?") {
-      shape.dims.push_back(ir::Dim{});
-    } else if (std::isdigit(static_cast<unsigned char>(dim[0]))) {
-      shape.dims.push_back(ir::Dim::known(std::stoll(dim)));
-    } else {
-      shape.dims.push_back(ir::Dim::named(dim));
-    }
-  }
-  return {ir::DataType::kFloat, shape};
-}
 
 using Ints = std::vector<int64_t>;
 
@@ -56,8 +41,7 @@ testing::Canonicalized canonical(ir::Attributes attrs, const ir::TensorType& inp
 
 /// The inferred output type as text, or the error.
 std::string infer(const ir::Attributes& attrs, const ir::TensorType& input) {
-  ops::InferResult result = testing::infer_def(ops::slice_op(), attrs, {input});
-  return result.ok() ? ir::to_string(result.outputs.at(0)) : "error: " + result.error;
+  return testing::infer_text(ops::slice_op(), attrs, {input});
 }
 
 /// Slices the vector 0, 1, ..., 9 along its one axis.

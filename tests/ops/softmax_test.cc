@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/op_def_testing.h"
 #include "ops/op_list.h"
 #include "test_util.h"
 
@@ -16,9 +17,7 @@ using testing::float_type;
 
 /// The canonical axis, or -1 when canonicalize refuses (the reason goes to the test log).
 int64_t canonical_axis(const ir::TensorType& input, int64_t opset, ir::Attributes attrs = {}) {
-  const std::vector<ir::TensorType> inputs = {input};
-  ops::ImportContext context{attrs, inputs, 1, opset};
-  const std::string reason = ops::softmax_op().canonicalize(context);
+  const std::string reason = testing::canonicalize_in_place(ops::softmax_op(), attrs, {input}, 1, opset);
   INFO(reason);
   return reason.empty() ? attrs.get_int("axis", -1) : -1;
 }
@@ -31,14 +30,7 @@ ir::Attributes axis_attr(int64_t axis) {
 
 /// Runs the kernel the way the executor does: infer, allocate the output, fill it.
 ir::Tensor run(const ir::Tensor& input, int64_t axis) {
-  ir::Node node;
-  node.attrs = axis_attr(axis);
-  ops::InferResult inferred = ops::softmax_op().infer(node, {float_type(input.dims())});
-  REQUIRE(inferred.ok());
-  std::vector<ir::Tensor> outputs;
-  outputs.emplace_back(ir::DataType::kFloat, input.dims());
-  ops::softmax_op().kernel(node, {&input}, outputs);
-  return outputs[0];
+  return testing::run_def(ops::softmax_op(), axis_attr(axis), {&input})[0];
 }
 
 }  // namespace

@@ -2,29 +2,15 @@
 // symbols, the kernel on float and int64 tensors against an index formula, and cost features.
 #include <catch2/catch.hpp>
 
-#include <cctype>
-
+#include "ops/op_def_testing.h"
 #include "ops/op_list.h"
 #include "test_util.h"
 
 using namespace graphsub;
+using testing::floats;
+using testing::random_int64s;
 
 namespace {
-
-/// A float32 type from dim texts: a number is a size, "?" unknown, anything else a symbol.
-ir::TensorType floats(const std::vector<std::string>& dims) {
-  ir::Shape shape{true, {}};
-  for (const std::string& dim : dims) {
-    if (dim == "?") {
-      shape.dims.push_back(ir::Dim{});
-    } else if (std::isdigit(static_cast<unsigned char>(dim[0]))) {
-      shape.dims.push_back(ir::Dim::known(std::stoll(dim)));
-    } else {
-      shape.dims.push_back(ir::Dim::named(dim));
-    }
-  }
-  return {ir::DataType::kFloat, shape};
-}
 
 ir::Attributes split_attrs(int64_t axis, const std::vector<int64_t>& sizes) {
   ir::Attributes attrs;
@@ -36,47 +22,17 @@ ir::Attributes split_attrs(int64_t axis, const std::vector<int64_t>& sizes) {
 /// Canonicalizes a Split of `input` into `outputs` parts; returns the reason (empty if modelled).
 std::string canonicalize(ir::Attributes& attrs, const ir::TensorType& input, int outputs,
                          int64_t opset = 13) {
-  std::vector<ir::TensorType> types{input};
-  ops::ImportContext context{attrs, types, outputs, opset};
-  return ops::split_op().canonicalize(context);
+  return testing::canonicalize_in_place(ops::split_op(), attrs, {input}, outputs, opset);
 }
 
 /// The inferred output types as text, separated by spaces, or the error.
 std::string infer(const ir::Attributes& attrs, const ir::TensorType& input) {
-  ir::Node node;
-  node.attrs = attrs;
-  ops::InferResult result = ops::split_op().infer(node, {input});
-  if (!result.ok()) return "error: " + result.error;
-  std::string text;
-  for (const ir::TensorType& type : result.outputs) {
-    text += (text.empty() ? "" : " ") + ir::to_string(type);
-  }
-  return text;
+  return testing::infer_text(ops::split_op(), attrs, {input});
 }
 
 /// Runs the kernel on outputs allocated from the op's own shape inference.
 std::vector<ir::Tensor> run(const ir::Attributes& attrs, const ir::Tensor& input) {
-  const ops::OpDef def = ops::split_op();
-  ir::Node node;
-  node.op = def.kind;
-  node.attrs = attrs;
-  ops::InferResult inferred = def.infer(node, {{input.dtype(), ir::Shape::of(input.dims())}});
-  REQUIRE(inferred.ok());
-  std::vector<ir::Tensor> outputs;
-  for (const ir::TensorType& type : inferred.outputs) {
-    outputs.emplace_back(type.dtype, *type.shape.sizes());
-  }
-  def.kernel(node, {&input}, outputs);
-  return outputs;
-}
-
-/// Seeded int64 values in [-500, 500).
-ir::Tensor random_int64s(const std::vector<int64_t>& dims, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int64_t> dist(-500, 499);
-  std::vector<int64_t> values(static_cast<std::size_t>(ir::num_elements(dims)));
-  for (int64_t& value : values) value = dist(rng);
-  return ir::Tensor::from_int64s(dims, values);
+  return testing::run_def(ops::split_op(), attrs, {&input});
 }
 
 /// Checks outputs[k][a, j, b] == in[a, offset_k + j, b] for a split of a rank-3 tensor on axis 1.

@@ -1,32 +1,17 @@
 // Unit tests of Tile: constant repeats, inference with symbols and zero counts, the kernel against
 // np.tile, and its cost.
 #include <catch2/catch.hpp>
-#include <cctype>
 
 #include "ops/op_def_testing.h"
 #include "ops/op_list.h"
 #include "test_util.h"
 
 using namespace graphsub;
+using testing::floats;
 
 namespace {
 
 using Ints = std::vector<int64_t>;
-
-/// A float32 type from dim texts: a number is a size, "?" unknown, anything else a symbol.
-ir::TensorType floats(const std::vector<std::string>& dims) {
-  ir::Shape shape{true, {}};
-  for (const std::string& dim : dims) {
-    if (dim == "?") {
-      shape.dims.push_back(ir::Dim{});
-    } else if (std::isdigit(static_cast<unsigned char>(dim[0]))) {
-      shape.dims.push_back(ir::Dim::known(std::stoll(dim)));
-    } else {
-      shape.dims.push_back(ir::Dim::named(dim));
-    }
-  }
-  return {ir::DataType::kFloat, shape};
-}
 
 ir::Attributes repeats(const Ints& counts) {
   ir::Attributes attrs;
@@ -40,8 +25,7 @@ std::string reason(ir::Attributes attrs, const ir::TensorType& input) {
 
 /// The inferred output type as text, or the error.
 std::string infer(const ir::Attributes& attrs, const ir::TensorType& input) {
-  ops::InferResult result = testing::infer_def(ops::tile_op(), attrs, {input});
-  return result.ok() ? ir::to_string(result.outputs.at(0)) : "error: " + result.error;
+  return testing::infer_text(ops::tile_op(), attrs, {input});
 }
 
 }  // namespace

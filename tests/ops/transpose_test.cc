@@ -2,30 +2,16 @@
 // dtypes against an index formula, and cost features.
 #include <catch2/catch.hpp>
 
-#include <cctype>
 #include <cstring>
 
+#include "ops/op_def_testing.h"
 #include "ops/op_list.h"
 #include "test_util.h"
 
 using namespace graphsub;
+using testing::floats;
 
 namespace {
-
-/// A float32 type from dim texts: a number is a size, "?" unknown, anything else a symbol.
-ir::TensorType floats(const std::vector<std::string>& dims) {
-  ir::Shape shape{true, {}};
-  for (const std::string& dim : dims) {
-    if (dim == "?") {
-      shape.dims.push_back(ir::Dim{});
-    } else if (std::isdigit(static_cast<unsigned char>(dim[0]))) {
-      shape.dims.push_back(ir::Dim::known(std::stoll(dim)));
-    } else {
-      shape.dims.push_back(ir::Dim::named(dim));
-    }
-  }
-  return {ir::DataType::kFloat, shape};
-}
 
 ir::Attributes perm(const std::vector<int64_t>& axes) {
   ir::Attributes attrs;
@@ -35,31 +21,17 @@ ir::Attributes perm(const std::vector<int64_t>& axes) {
 
 /// Canonicalizes a Transpose of `input`; returns the reason (empty when modelled).
 std::string canonicalize(ir::Attributes& attrs, const ir::TensorType& input) {
-  std::vector<ir::TensorType> types{input};
-  ops::ImportContext context{attrs, types, 1, 13};
-  return ops::transpose_op().canonicalize(context);
+  return testing::canonicalize_in_place(ops::transpose_op(), attrs, {input}, 1, 13);
 }
 
 /// The inferred output type as text, or the error.
 std::string infer(const ir::Attributes& attrs, const ir::TensorType& input) {
-  ir::Node node;
-  node.attrs = attrs;
-  ops::InferResult result = ops::transpose_op().infer(node, {input});
-  return result.ok() ? ir::to_string(result.outputs.at(0)) : "error: " + result.error;
+  return testing::infer_text(ops::transpose_op(), attrs, {input});
 }
 
 /// Runs the kernel on an output allocated from the op's own shape inference.
 ir::Tensor run(const ir::Attributes& attrs, const ir::Tensor& input) {
-  const ops::OpDef def = ops::transpose_op();
-  ir::Node node;
-  node.op = def.kind;
-  node.attrs = attrs;
-  ops::InferResult inferred = def.infer(node, {{input.dtype(), ir::Shape::of(input.dims())}});
-  REQUIRE(inferred.ok());
-  std::vector<ir::Tensor> outputs;
-  outputs.emplace_back(inferred.outputs[0].dtype, *inferred.outputs[0].shape.sizes());
-  def.kernel(node, {&input}, outputs);
-  return std::move(outputs[0]);
+  return testing::run_def(ops::transpose_op(), attrs, {&input})[0];
 }
 
 /// Checks every element of a transposed tensor: out[i] == in[j] with j[perm[k]] = i[k].

@@ -1,7 +1,6 @@
 // Unit tests of Where: operand checks, three-way broadcast inference, the kernel on broadcast
 // operands of several dtypes against an index formula, and its cost.
 #include <catch2/catch.hpp>
-#include <cctype>
 
 #include "ops/op_def_testing.h"
 #include "ops/op_list.h"
@@ -9,31 +8,16 @@
 
 using namespace graphsub;
 using ir::DataType;
+using testing::floats;
+using testing::type_of;
 
 namespace {
 
 using Ints = std::vector<int64_t>;
 
-/// A type from dim texts: a number is a size, "?" unknown, anything else a symbol.
-ir::TensorType type_of(DataType dtype, const std::vector<std::string>& dims) {
-  ir::Shape shape{true, {}};
-  for (const std::string& dim : dims) {
-    if (dim == "?") {
-      shape.dims.push_back(ir::Dim{});
-    } else if (std::isdigit(static_cast<unsigned char>(dim[0]))) {
-      shape.dims.push_back(ir::Dim::known(std::stoll(dim)));
-    } else {
-      shape.dims.push_back(ir::Dim::named(dim));
-    }
-  }
-  return {dtype, shape};
-}
-
+/// A bool type from dim texts, as in type_of.
 ir::TensorType bools(const std::vector<std::string>& dims) {
   return type_of(DataType::kBool, dims);
-}
-ir::TensorType floats(const std::vector<std::string>& dims) {
-  return type_of(DataType::kFloat, dims);
 }
 
 std::string reason(const std::vector<ir::TensorType>& inputs) {
@@ -42,14 +26,12 @@ std::string reason(const std::vector<ir::TensorType>& inputs) {
 
 /// The inferred output type as text, or the error.
 std::string infer(const std::vector<ir::TensorType>& inputs) {
-  ops::InferResult result = testing::infer_def(ops::where_op(), {}, inputs);
-  return result.ok() ? ir::to_string(result.outputs.at(0)) : "error: " + result.error;
+  return testing::infer_text(ops::where_op(), {}, inputs);
 }
 
+/// The condition operand: a bool tensor from 0/1 flags.
 ir::Tensor condition(std::vector<int64_t> dims, const std::vector<uint8_t>& flags) {
-  ir::Tensor tensor(DataType::kBool, std::move(dims));
-  for (std::size_t i = 0; i < flags.size(); ++i) tensor.mutable_data<uint8_t>()[i] = flags[i];
-  return tensor;
+  return testing::bool_tensor(std::move(dims), flags);
 }
 
 }  // namespace

@@ -1,0 +1,72 @@
+// Test helpers for onnx_io: paths of the models and ONNX test data, a scratch folder per test
+// program, file bytes, and value lookups by name.
+#pragma once
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <system_error>
+
+#include "ir/graph.h"
+
+namespace graphsub::testing {
+
+/// The path of a model under models/ in the source tree.
+inline std::string model_path(const std::string& name) {
+  return std::string(GRAPHSUB_SOURCE_DIR) + "/models/" + name;
+}
+
+/// The path of a file under the ONNX test data ("node/test_abs/test_data_set_0/input_0.pb").
+inline std::string test_file(const std::string& path) {
+  return std::string(GRAPHSUB_TESTDATA_DIR) + "/" + path;
+}
+
+/// The model of one ONNX test ("node/test_abs").
+inline std::string test_data(const std::string& suite_and_test) {
+  return test_file(suite_and_test + "/model.onnx");
+}
+
+/// This test program's folder under the system's temporary folder (one per process, so test
+/// cases run in parallel do not meet), created on first use and removed when the program ends.
+inline const std::filesystem::path& scratch_root() {
+  struct Root {
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("graphsub_onnx_io_test_" + std::to_string(::getpid()));
+    Root() { std::filesystem::create_directories(path); }
+    ~Root() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static const Root root;
+  return root.path;
+}
+
+/// A fresh, empty folder under scratch_root() for one test's files.
+inline std::filesystem::path scratch_dir(const std::string& name) {
+  std::filesystem::path dir = scratch_root() / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+/// The whole content of a file.
+inline std::string read_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+/// The value of `graph` with that name; fails the test when there is none.
+inline ir::ValueId value_named(const ir::Graph& graph, const std::string& name) {
+  for (ir::ValueId id = 0; id < graph.value_capacity(); ++id) {
+    if (graph.has_value(id) && graph.value(id).name == name) return id;
+  }
+  FAIL("no value named " << name);
+  return ir::kNoValue;
+}
+
+}  // namespace graphsub::testing
