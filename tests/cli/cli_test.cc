@@ -113,6 +113,15 @@ TEST_CASE("bad input files exit 1 with one line and write nothing", "[cli]") {
   CHECK(cut.status == 1);
   CHECK(count_lines(cut.err) == 1);
 
+  for (const char* invalid : {"cycle.onnx", "shape_mismatch.onnx"}) {
+    Run bad = graphsub("optimize " + model(invalid) + " -o " + out.string());
+    INFO(invalid << ": " << bad.err);
+    CHECK(bad.status == 1);
+    CHECK(count_lines(bad.err) == 1);
+  }
+  CHECK(graphsub("optimize " + model("cycle.onnx") + " -o " + out.string()).err.find("cycle") !=
+        std::string::npos);
+
   CHECK_FALSE(fs::exists(out));
 }
 
@@ -147,6 +156,22 @@ TEST_CASE("optimize writes a model that computes the same, with a report", "[cli
   fs::path again = dir / "again.onnx";
   REQUIRE(graphsub("-q optimize " + model("small_cnn.onnx") + " -o " + again.string()).status == 0);
   CHECK(read_file(out) == read_file(again));
+}
+
+TEST_CASE("unknown operators pass through untouched", "[cli]") {
+  Scratch scratch("custom_op");
+  const fs::path out = scratch.path() / "out.onnx";
+  REQUIRE(graphsub("-q optimize " + model("custom_op.onnx") + " -o " + out.string()).status == 0);
+  Run text = graphsub("inspect " + out.string());
+  REQUIRE(text.status == 0);
+  CHECK(text.out.find("Frobnicate") != std::string::npos);
+  CHECK(text.out.find("opaque") != std::string::npos);
+  // The reference executor cannot run Frobnicate: --check says so, and keeps no output.
+  const fs::path checked = scratch.path() / "checked.onnx";
+  Run check = graphsub("-q optimize " + model("custom_op.onnx") + " -o " + checked.string() + " --check 1");
+  CHECK(check.status == 1);
+  CHECK(check.err.find("Frobnicate") != std::string::npos);
+  CHECK_FALSE(fs::exists(checked));
 }
 
 TEST_CASE("inspect lists operators, FLOPs and weights", "[cli]") {
