@@ -1,9 +1,13 @@
 // Modelling one imported ONNX node: attributes, constant inputs, canonical form, type checks.
 #include "onnx_io/node_import.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "onnx_io/attribute_proto.h"
 #include "onnx_io/tensor_proto.h"
 #include "onnx_io/value_types.h"
+#include "ops/operands.h"
 #include "ops/registry.h"
 
 namespace graphsub::onnx_io {
@@ -38,44 +42,49 @@ std::string convert_attributes(const onnx::NodeProto& node, ir::Attributes& attr
   return {};
 }
 
-std::string read_constant(const ir::Tensor& data, const ops::AttrInput& entry, ir::Attributes& attrs) {
-  try {
-    if (!entry.as_floats) {
-      attrs.set(entry.attr, data.to_int64s());
-      return {};
+/// The first attribute operand that is not a constant, or nullptr.
+const ops::AttrInput* computed_operand(const ops::OpDef& def, const ir::Graph& graph,
+                                       const std::vector<ir::ValueId>& inputs) {
+  for (const ops::AttrInput& entry : def.attr_inputs) {
+    const auto index = static_cast<std::size_t>(entry.input_index);
+    if (index < inputs.size() && inputs[index] != ir::kNoValue &&
+        graph.value(inputs[index]).kind != ir::ValueKind::kWeight) {
+      return &entry;
     }
-    std::vector<float> values(static_cast<std::size_t>(data.num_elements()));
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      values[i] = static_cast<float>(data.element_as_double(static_cast<int64_t>(i)));
-    }
-    attrs.set(entry.attr, std::move(values));
-    return {};
-  } catch (const std::exception& error) {
-    return std::string("constant input '") + entry.attr + "' cannot be read: " + error.what();
   }
+  return nullptr;
+}
+
+/// Trims trailing omitted inputs.
+void trim_omitted(std::vector<ir::ValueId>& inputs) {
+  while (!inputs.empty() && inputs.back() == ir::kNoValue) inputs.pop_back();
 }
 
 /// Reads the constant inputs that are attributes in the IR, then removes every such position
-/// (present or omitted) and trims trailing omitted inputs.
-std::string take_attr_inputs(const ops::OpDef& def, const ir::Graph& graph, ModelledNode& out) {
+/// (present or omitted) and trims trailing omitted inputs. When an operand is computed at run
+/// time and the op has a run-time form, every operand stays an input instead (`runtime` set).
+std::string take_attr_inputs(const ops::OpDef& def, const ir::Graph& graph, ModelledNode& out,
+                             bool& runtime) {
+  if (const ops::AttrInput* computed = computed_operand(def, graph, out.inputs)) {
+    if (!def.infer_runtime) return std::string("input '") + computed->attr + "' is not a constant";
+    runtime = true;
+    trim_omitted(out.inputs);
+    return {};
+  }
   std::vector<char> taken(out.inputs.size(), 0);
   for (const ops::AttrInput& entry : def.attr_inputs) {
     const auto index = static_cast<std::size_t>(entry.input_index);
     if (index >= out.inputs.size()) continue;
     taken[index] = 1;
     if (out.inputs[index] == ir::kNoValue) continue;
-    const ir::Value& value = graph.value(out.inputs[index]);
-    if (value.kind != ir::ValueKind::kWeight) {
-      return std::string("input '") + entry.attr + "' is not a constant";
-    }
-    std::string reason = read_constant(*value.data, entry, out.attrs);
+    std::string reason = ops::read_operand(*graph.value(out.inputs[index]).data, entry, out.attrs);
     if (!reason.empty()) return reason;
   }
   std::vector<ir::ValueId> kept;
   for (std::size_t i = 0; i < out.inputs.size(); ++i) {
     if (!taken[i]) kept.push_back(out.inputs[i]);
   }
-  while (!kept.empty() && kept.back() == ir::kNoValue) kept.pop_back();
+  trim_omitted(kept);
   out.inputs = std::move(kept);
   return {};
 }
@@ -88,8 +97,10 @@ std::vector<ir::TensorType> input_types(const ir::Graph& graph, const std::vecto
 }
 
 std::string canonicalize(const ops::OpDef& def, const NodeSource& source, int num_outputs,
-                         const std::vector<ir::TensorType>& types, ModelledNode& out) {
-  ops::ImportContext context{out.attrs, types, num_outputs, source.opset};
+                         const std::vector<ir::TensorType>& types, bool runtime, ModelledNode& out) {
+  std::vector<ir::TensorType> data_types = types;
+  if (runtime) data_types.resize(std::min(data_types.size(), ops::first_operand_slot(def)));
+  ops::ImportContext context{out.attrs, data_types, num_outputs, source.opset, runtime};
   try {
     return def.canonicalize(context);
   } catch (const std::exception& error) {
@@ -116,7 +127,8 @@ std::string infer(const ops::OpDef& def, const NodeSource& source, int num_outpu
   probe.inputs = out.inputs;
   ops::InferResult result;
   try {
-    result = def.infer(probe, types);
+    result = ops::is_runtime_form(def, types.size()) ? def.infer_runtime(probe, types)
+                                                      : def.infer(probe, types);
   } catch (const std::exception& error) {
     return std::string("shape inference failed: ") + error.what();
   }
@@ -126,7 +138,11 @@ std::string infer(const ops::OpDef& def, const NodeSource& source, int num_outpu
            std::to_string(num_outputs);
   }
   out.output_types = std::move(result.outputs);
-  return compare_types(source, out.output_types);
+  if (std::string conflict = compare_types(source, out.output_types); !conflict.empty()) return conflict;
+  for (std::size_t i = 0; i < out.output_types.size() && i < source.onnx_output_types.size(); ++i) {
+    out.output_types[i] = refine_type(out.output_types[i], source.onnx_output_types[i]);
+  }
+  return {};
 }
 
 std::vector<int64_t> list_dims(int size) { return {static_cast<int64_t>(size)}; }
@@ -140,10 +156,11 @@ std::string model_node(const NodeSource& source, const ir::Graph& graph, Modelle
   std::string reason = check_opset(def, source.opset);
   if (reason.empty()) reason = count_outputs(source.node, num_outputs);
   if (reason.empty()) reason = convert_attributes(source.node, out.attrs);
-  if (reason.empty()) reason = take_attr_inputs(def, graph, out);
+  bool runtime = false;
+  if (reason.empty()) reason = take_attr_inputs(def, graph, out, runtime);
   if (!reason.empty()) return reason;
   const std::vector<ir::TensorType> types = input_types(graph, out.inputs);
-  reason = canonicalize(def, source, num_outputs, types, out);
+  reason = canonicalize(def, source, num_outputs, types, runtime, out);
   if (!reason.empty()) return reason;
   return infer(def, source, num_outputs, types, out);
 }

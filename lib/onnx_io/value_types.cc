@@ -49,4 +49,19 @@ bool types_conflict(const ir::TensorType& a, const ir::TensorType& b) {
   return false;
 }
 
+ir::TensorType refine_type(const ir::TensorType& ours, const ir::TensorType& onnx) {
+  ir::TensorType out = ours;
+  if (out.dtype == ir::DataType::kUndefined) out.dtype = onnx.dtype;
+  if (!onnx.shape.rank_known) return out;
+  if (!out.shape.rank_known) {
+    out.shape = onnx.shape;
+    return out;
+  }
+  for (std::size_t i = 0; i < out.shape.rank(); ++i) {
+    ir::Dim& dim = out.shape.dims[i];
+    if (!dim.is_known() && !dim.is_symbolic()) dim = onnx.shape.dims[i];
+  }
+  return out;
+}
+
 }  // namespace graphsub::onnx_io

@@ -18,4 +18,9 @@ void tensor_type_to_proto(const ir::TensorType& type, onnx::TypeProto& proto);
 /// both ranks known and different, or a dim known in both with different sizes.
 bool types_conflict(const ir::TensorType& a, const ir::TensorType& b);
 
+/// graphsub's inferred type completed by ONNX's for the same value (which must not conflict):
+/// where graphsub knows neither a dim's size nor its symbol, or not even the rank, ONNX's
+/// inference (which propagates constant shape data) may.
+ir::TensorType refine_type(const ir::TensorType& ours, const ir::TensorType& onnx);
+
 }  // namespace graphsub::onnx_io

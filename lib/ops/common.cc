@@ -112,7 +112,7 @@ std::string require_dtypes(const ImportContext& context, const std::vector<ir::D
 
 std::string require_outputs(const ImportContext& context, int expected) {
   if (context.num_outputs == expected) return {};
-  return "declares " + std::to_string(context.num_outputs) + " outputs, the model has " +
+  return "the node uses " + std::to_string(context.num_outputs) + " outputs; graphsub models " +
          std::to_string(expected);
 }
 

@@ -1,8 +1,11 @@
-// Conv: grouped N-d convolution with optional bias and graphsub's fused `activation`.
+// Conv: grouped N-d convolution with optional bias and graphsub's fused `activation`; the kernel is
+// an im2col gather and the shared matrix multiply.
 #include <cmath>
 #include <optional>
+#include <vector>
 
 #include "ops/common.h"
+#include "ops/matrix_kernel.h"
 #include "ops/op_list.h"
 #include "ops/sliding_window.h"
 
@@ -18,20 +21,6 @@ std::optional<Activation> parse_activation(const std::string& name) {
   if (name == "sigmoid") return Activation::kSigmoid;
   if (name == "tanh") return Activation::kTanh;
   return std::nullopt;
-}
-
-float activate(Activation activation, double value) {
-  switch (activation) {
-    case Activation::kRelu:
-      return static_cast<float>(value > 0 ? value : 0.0);
-    case Activation::kSigmoid:
-      return static_cast<float>(1.0 / (1.0 + std::exp(-value)));
-    case Activation::kTanh:
-      return static_cast<float>(std::tanh(value));
-    case Activation::kNone:
-      break;
-  }
-  return static_cast<float>(value);
 }
 
 bool has_bias(const std::vector<ir::TensorType>& inputs) {
@@ -153,51 +142,124 @@ struct ConvSizes {
   int64_t filters;
   int64_t group;
   int64_t kernel_block;  ///< Elements of one kernel: prod(kernel_shape).
+  int64_t positions;     ///< Elements of one output spatial block: prod(Y's spatial sizes).
+  int64_t input_block;   ///< Elements of one input spatial block: prod(X's spatial sizes).
+
+  int64_t group_channels() const { return channels / group; }
+  int64_t group_filters() const { return filters / group; }
+  /// Rows of one group's im2col matrix, and columns of its filter matrix.
+  int64_t depth() const { return group_channels() * kernel_block; }
 };
 
 std::vector<int64_t> spatial_sizes(const std::vector<int64_t>& dims) {
   return {dims.begin() + 2, dims.end()};
 }
 
-/// The sum over every tap of every input channel in the filter's group (bias and activation come after).
-double convolve_at(const ConvSizes& sizes, const float* image, const float* filter, int64_t input_block,
-                   const std::vector<Tap>& taps) {
-  double sum = 0;
-  for (int64_t c = 0; c < sizes.channels / sizes.group; ++c) {
-    const float* plane = image + c * input_block;
-    const float* kernel = filter + c * sizes.kernel_block;
-    for (const Tap& tap : taps) sum += static_cast<double>(plane[tap.input]) * kernel[tap.kernel];
+/// The im2col gather table, shared by every image, group and channel: entry [tap][position] is the
+/// offset in one input spatial block that kernel tap `tap` reads for output `position`, or -1
+/// where it falls in the padding.
+std::vector<int64_t> gather_table(const WindowScan& scan, int64_t kernel_block) {
+  std::vector<int64_t> table(kernel_block * scan.positions(), -1);
+  std::vector<Tap> taps;
+  for (int64_t position = 0; position < scan.positions(); ++position) {
+    scan.taps(position, taps);
+    for (const Tap& tap : taps) table[tap.kernel * scan.positions() + position] = tap.input;
   }
-  return sum;
+  return table;
 }
 
+/// True when the table reads each input element once, in order (a 1x1 kernel with unit strides
+/// and no pads): the input block is then its own im2col matrix.
+bool reads_input_as_is(const std::vector<int64_t>& table, int64_t input_block) {
+  if (static_cast<int64_t>(table.size()) != input_block) return false;
+  for (int64_t i = 0; i < input_block; ++i) {
+    if (table[i] != i) return false;
+  }
+  return true;
+}
+
+/// im2col: row c * kernel_block + tap of `columns` holds, for every output position, the element of
+/// input channel c that the tap reads (0 in the padding).
+void gather_columns(const float* image, const ConvSizes& sizes, const std::vector<int64_t>& table,
+                    float* columns) {
+  const int64_t row_block = static_cast<int64_t>(table.size());
+  for (int64_t c = 0; c < sizes.group_channels(); ++c) {
+    const float* plane = image + c * sizes.input_block;
+    float* rows = columns + c * row_block;
+    for (int64_t i = 0; i < row_block; ++i) rows[i] = table[i] < 0 ? 0.0f : plane[table[i]];
+  }
+}
+
+/// Y's block of filters [M/group, positions] for one image and group: W's filters of the group
+/// [M/group, C/group * kernel_block] times the group's im2col matrix [C/group * kernel_block,
+/// positions], gathered into `columns`, or the image itself when `columns` is empty.
+void convolve_group(const float* image, const float* filters, const ConvSizes& sizes,
+                    const std::vector<int64_t>& table, std::vector<float>& columns, float* y) {
+  const float* input = image;
+  if (!columns.empty()) {
+    gather_columns(image, sizes, table, columns.data());
+    input = columns.data();
+  }
+  multiply_matrices<float>({sizes.group_filters(), sizes.positions, sizes.depth()}, {filters, sizes.depth()},
+                           {input, sizes.positions}, y, sizes.positions, false);
+}
+
+/// Adds `offset` to `count` values and applies the activation, in place. One switch per call keeps
+/// the piecewise-linear loops simple enough to vectorize; sigmoid and tanh are computed in double.
+void finish_values(Activation activation, float offset, int64_t count, float* values) {
+  switch (activation) {
+    case Activation::kNone:
+      for (int64_t i = 0; i < count; ++i) values[i] += offset;
+      return;
+    case Activation::kRelu:
+      for (int64_t i = 0; i < count; ++i) values[i] = values[i] + offset > 0 ? values[i] + offset : 0.0f;
+      return;
+    case Activation::kSigmoid:
+      for (int64_t i = 0; i < count; ++i) {
+        values[i] = static_cast<float>(1.0 / (1.0 + std::exp(-(double{values[i]} + offset))));
+      }
+      return;
+    case Activation::kTanh:
+      for (int64_t i = 0; i < count; ++i) {
+        values[i] = static_cast<float>(std::tanh(double{values[i]} + offset));
+      }
+      return;
+  }
+}
+
+/// Adds the bias and applies the activation to every output element, in place.
+void finish_outputs(const ConvSizes& sizes, const float* bias, Activation activation, float* y) {
+  for (int64_t row = 0; row < sizes.batch * sizes.filters; ++row) {
+    const float offset = bias ? bias[row % sizes.filters] : 0.0f;
+    finish_values(activation, offset, sizes.positions, y + row * sizes.positions);
+  }
+}
+
+/// Per image and group, an im2col gather and one matrix product; then bias and activation.
 void kernel(const ir::Node& node, const std::vector<const ir::Tensor*>& inputs,
             std::vector<ir::Tensor>& outputs) {
   const ir::Tensor& x = *inputs[0];
   const ir::Tensor& w = *inputs[1];
   const float* bias = inputs.size() > 2 && inputs[2] ? inputs[2]->data<float>() : nullptr;
-  ir::Tensor& y = outputs[0];
+  float* y = outputs[0].mutable_data<float>();
   const SlidingWindow window = SlidingWindow::from(node.attrs);
   const Activation activation = *parse_activation(node.attrs.get_string("activation", "none"));
+  const WindowScan scan(window, spatial_sizes(x.dims()), spatial_sizes(outputs[0].dims()));
   const ConvSizes sizes{x.dims()[0], x.dims()[1], w.dims()[0], node.attrs.get_int("group", 1),
-                        ir::num_elements(window.kernel_shape)};
-  const WindowScan scan(window, spatial_sizes(x.dims()), spatial_sizes(y.dims()));
-  const int64_t per_group = sizes.filters / sizes.group;
-  const int64_t filter_size = sizes.channels / sizes.group * sizes.kernel_block;
-  std::vector<Tap> taps;
-  for (int64_t position = 0; position < scan.positions(); ++position) {
-    scan.taps(position, taps);
-    for (int64_t n = 0; n < sizes.batch; ++n) {
-      for (int64_t m = 0; m < sizes.filters; ++m) {
-        const int64_t first_channel = n * sizes.channels + m / per_group * (sizes.channels / sizes.group);
-        const float* image = x.data<float>() + first_channel * scan.input_block();
-        double sum = convolve_at(sizes, image, w.data<float>() + m * filter_size, scan.input_block(), taps);
-        if (bias) sum += bias[m];
-        y.mutable_data<float>()[(n * sizes.filters + m) * scan.positions() + position] =
-            activate(activation, sum);
-      }
+                        ir::num_elements(window.kernel_shape), scan.positions(), scan.input_block()};
+  const std::vector<int64_t> table = gather_table(scan, sizes.kernel_block);
+  std::vector<float> columns;
+  if (!reads_input_as_is(table, sizes.input_block)) columns.resize(sizes.depth() * sizes.positions);
+  for (int64_t n = 0; n < sizes.batch; ++n) {
+    for (int64_t g = 0; g < sizes.group; ++g) {
+      const int64_t first_channel = n * sizes.channels + g * sizes.group_channels();
+      const int64_t first_filter = g * sizes.group_filters();
+      convolve_group(x.data<float>() + first_channel * sizes.input_block,
+                     w.data<float>() + first_filter * sizes.depth(), sizes, table, columns,
+                     y + (n * sizes.filters + first_filter) * sizes.positions);
     }
   }
+  finish_outputs(sizes, bias, activation, y);
 }
 
 /// A multiply-add per tap: 2 * N * M * prod(out) * (C / group) * prod(kernel_shape) FLOPs.

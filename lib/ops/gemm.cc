@@ -1,10 +1,10 @@
 // Gemm: Y = alpha * A' * B' + beta * C, with A' and B' optionally transposed and C broadcast to Y.
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "ops/common.h"
+#include "ops/matrix_kernel.h"
 #include "ops/op_list.h"
 
 namespace graphsub::ops {
@@ -107,46 +107,41 @@ InferResult infer(const ir::Node& node, const std::vector<ir::TensorType>& input
   return InferResult{{ir::TensorType{inputs[0].dtype, ir::Shape{true, {m, n}}}}, {}};
 }
 
-/// y[M,N] = beta * C broadcast to [M,N], or zeros without C.
+/// y = alpha * y + beta * C, with C broadcast to y's [M, N]; y = alpha * y without C.
 template <class T>
-void fill_bias(const ir::Tensor* bias, float beta, ir::Tensor& y) {
+void scale_and_add_bias(T alpha, const ir::Tensor* bias, T beta, ir::Tensor& y) {
   T* out = y.mutable_data<T>();
   const int64_t m = y.dims()[0];
   const int64_t n = y.dims()[1];
-  if (!bias) {
-    std::fill(out, out + m * n, T{0});
-    return;
-  }
-  const std::vector<int64_t> strides = broadcast_strides(bias->dims(), y.dims());
+  const std::vector<int64_t> strides =
+      bias ? broadcast_strides(bias->dims(), y.dims()) : std::vector<int64_t>{0, 0};
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
-      out[i * n + j] = T(beta) * bias->data<T>()[i * strides[0] + j * strides[1]];
+      const T added = bias ? beta * bias->data<T>()[i * strides[0] + j * strides[1]] : T{0};
+      out[i * n + j] = alpha * out[i * n + j] + added;
     }
   }
 }
 
-/// y += alpha * A' * B' in i-k-j order.
+/// A' as a view of A: a transposed operand is read through swapped strides.
+template <class T>
+MatrixView<T> operand_view(const ir::Tensor& tensor, bool transposed) {
+  const int64_t cols = tensor.dims()[1];
+  return transposed ? MatrixView<T>{tensor.data<T>(), 1, cols} : MatrixView<T>{tensor.data<T>(), cols, 1};
+}
+
+/// y = A' * B' by the shared matrix kernel, then scaled by alpha and C added.
 template <class T>
 void gemm(const ir::Attributes& attrs, const ir::Tensor& a, const ir::Tensor& b,
           const ir::Tensor* bias, ir::Tensor& y) {
   const bool trans_a = attrs.get_int("transA", 0) != 0;
   const bool trans_b = attrs.get_int("transB", 0) != 0;
-  const T alpha = T(attrs.get_float("alpha", 1.0f));
   const int64_t m = y.dims()[0];
   const int64_t n = y.dims()[1];
   const int64_t k = a.dims()[trans_a ? 0 : 1];
-  fill_bias<T>(bias, attrs.get_float("beta", 1.0f), y);
-  const T* a_data = a.data<T>();
-  const T* b_data = b.data<T>();
-  T* out = y.mutable_data<T>();
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t p = 0; p < k; ++p) {
-      const T a_ip = alpha * (trans_a ? a_data[p * m + i] : a_data[i * k + p]);
-      for (int64_t j = 0; j < n; ++j) {
-        out[i * n + j] += a_ip * (trans_b ? b_data[j * k + p] : b_data[p * n + j]);
-      }
-    }
-  }
+  multiply_matrices<T>({m, n, k}, operand_view<T>(a, trans_a), operand_view<T>(b, trans_b),
+                       y.mutable_data<T>(), n, false);
+  scale_and_add_bias<T>(T(attrs.get_float("alpha", 1.0f)), bias, T(attrs.get_float("beta", 1.0f)), y);
 }
 
 void kernel(const ir::Node& node, const std::vector<const ir::Tensor*>& inputs,

@@ -1,10 +1,10 @@
 // MatMul: numpy matrix product (1-D operands promoted, batch dimensions broadcast).
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "ops/common.h"
+#include "ops/matrix_kernel.h"
 #include "ops/op_list.h"
 
 namespace graphsub::ops {
@@ -66,18 +66,6 @@ InferResult infer(const ir::Node&, const std::vector<ir::TensorType>& inputs) {
   return InferResult{{ir::TensorType{dtype, out}}, {}};
 }
 
-/// out[M,N] = a[M,K] * b[K,N], row-major, in i-k-j order so the inner loop streams rows of b.
-template <class T>
-void multiply(const T* a, const T* b, T* out, int64_t m, int64_t k, int64_t n) {
-  std::fill(out, out + m * n, T{0});
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t p = 0; p < k; ++p) {
-      const T a_ip = a[i * k + p];
-      for (int64_t j = 0; j < n; ++j) out[i * n + j] += a_ip * b[p * n + j];
-    }
-  }
-}
-
 /// The sizes of an operand as a stack of matrices: a 1-D left operand is a row, a 1-D right one a
 /// column.
 std::vector<int64_t> as_matrices(const std::vector<int64_t>& dims, bool is_left) {
@@ -109,8 +97,8 @@ void mat_mul(const ir::Tensor& a, const ir::Tensor& b, ir::Tensor& out) {
       a_matrix += position * a_strides[axis];
       b_matrix += position * b_strides[axis];
     }
-    multiply(a.data<T>() + a_matrix * m * k, b.data<T>() + b_matrix * k * n,
-             out.mutable_data<T>() + index * m * n, m, k, n);
+    multiply_matrices<T>({m, n, k}, {a.data<T>() + a_matrix * m * k, k}, {b.data<T>() + b_matrix * k * n, n},
+                         out.mutable_data<T>() + index * m * n, n, false);
   }
 }
 

@@ -21,12 +21,15 @@ struct InferResult {
 };
 
 /// What `canonicalize` sees of an ONNX node being imported. Inputs listed in OpDef::attr_inputs
-/// have already been read from constants into `attrs` and removed from `input_types`.
+/// have already been read from constants into `attrs` and removed from `input_types` — or, in the
+/// run-time form (`runtime_operands`), they are not constants and stay inputs of the node, absent
+/// from `attrs` and from `input_types`.
 struct ImportContext {
   ir::Attributes& attrs;                         ///< ONNX attributes; canonicalize fills defaults.
   const std::vector<ir::TensorType>& input_types;  ///< kUndefined dtype for an omitted input.
   int num_outputs;                               ///< Outputs the ONNX node declares (non-empty).
   int64_t opset;                                 ///< Version of the default ONNX domain.
+  bool runtime_operands = false;                 ///< The attr_inputs are computed at run time.
 };
 
 /// An ONNX input read as a constant into an attribute (Reshape's shape, Squeeze's axes, ...).
@@ -68,6 +71,12 @@ struct OpDef {
   /// FLOPs and bytes of one execution; symbolic dims count as 1.
   CostFeatures (*features)(const ir::Node& node, const std::vector<ir::TensorType>& inputs,
                            const std::vector<ir::TensorType>& outputs);
+  /// Output types of the run-time form, whose attr_inputs are node inputs computed at run time
+  /// (a Reshape to a shape built from Shape and Concat, as exporters emit for dynamic dims).
+  /// `inputs` are all of the node's inputs. Null when the op has no run-time form: such a node
+  /// then stays opaque. The executor runs the form by reading the operands into attributes
+  /// (see operands.h), so `kernel` only ever sees the attribute form.
+  InferResult (*infer_runtime)(const ir::Node& node, const std::vector<ir::TensorType>& inputs) = nullptr;
 };
 
 }  // namespace graphsub::ops

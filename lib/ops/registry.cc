@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ops/op_list.h"
+#include "ops/operands.h"
 
 namespace graphsub::ops {
 namespace {
@@ -128,7 +129,10 @@ InferResult infer_node(const ir::Graph& graph, ir::NodeId id) {
   for (ir::ValueId input : node.inputs) {
     types.push_back(input == ir::kNoValue ? ir::TensorType{} : graph.value(input).type);
   }
-  return op_def(node.op).infer(node, types);
+  const OpDef& def = op_def(node.op);
+  if (!is_runtime_form(def, types.size())) return def.infer(node, types);
+  if (!def.infer_runtime) return InferResult::failure(std::string(def.name) + " has no run-time form");
+  return def.infer_runtime(node, types);
 }
 
 }  // namespace graphsub::ops

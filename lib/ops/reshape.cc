@@ -30,8 +30,9 @@ std::string canonicalize(ImportContext& context) {
       {check_attributes(context.attrs, {{"shape", AttrType::kInts}, {"allowzero", AttrType::kInt}}),
        require_inputs(context, 1), require_outputs(context, 1), reject_strings(context)});
   if (!reason.empty()) return reason;
-  if (!context.attrs.has("shape")) return "the target shape is not a constant";
   context.attrs.set("allowzero", context.attrs.get_int("allowzero", 0));
+  if (context.runtime_operands) return {};
+  if (!context.attrs.has("shape")) return "the target shape is not a constant";
   return check_shape(context.attrs.get_ints("shape", {}), context.attrs.get_int("allowzero", 0));
 }
 
@@ -106,11 +107,28 @@ InferResult infer(const ir::Node& node, const std::vector<ir::TensorType>& input
   return InferResult{{ir::TensorType{inputs[0].dtype, out}}, {}};
 }
 
+/// The run-time form (data, shape): as many dims as the shape operand has entries, sizes unknown.
+InferResult infer_runtime(const ir::Node&, const std::vector<ir::TensorType>& inputs) {
+  if (inputs.size() != 2) return InferResult::failure("Reshape takes data and shape");
+  const ir::TensorType& shape = inputs[1];
+  if (shape.dtype != ir::DataType::kInt64 || (shape.shape.rank_known && shape.shape.rank() != 1)) {
+    return InferResult::failure("the shape operand must be a 1-D int64 tensor");
+  }
+  ir::Shape out;
+  if (shape.shape.rank_known && shape.shape.dims[0].is_known()) {
+    out.rank_known = true;
+    out.dims.resize(static_cast<std::size_t>(shape.shape.dims[0].value));
+  }
+  return InferResult{{ir::TensorType{inputs[0].dtype, out}}, {}};
+}
+
 }  // namespace
 
 OpDef reshape_op() {
-  return OpDef{ir::OpKind::kReshape, "Reshape", true, 1, {{1, "shape", 5, false}},
-               canonicalize, infer, copy_kernel, no_cost_features};
+  OpDef def{ir::OpKind::kReshape, "Reshape", true, 1, {{1, "shape", 5, false}},
+            canonicalize, infer, copy_kernel, no_cost_features};
+  def.infer_runtime = infer_runtime;
+  return def;
 }
 
 }  // namespace graphsub::ops

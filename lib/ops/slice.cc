@@ -84,6 +84,7 @@ std::string canonicalize(ImportContext& context) {
       {check_attributes(context.attrs, {{"starts", AttrType::kInts}, {"ends", AttrType::kInts},
                                         {"axes", AttrType::kInts}, {"steps", AttrType::kInts}}),
        require_inputs(context, 1), require_outputs(context, 1), reject_strings(context)});
+  if (reason.empty() && context.runtime_operands) return {};
   std::vector<AxisSlice> slices;
   if (reason.empty()) reason = read_slices(context.attrs, slices);
   const std::vector<int64_t> given_axes = context.attrs.get_ints("axes", {});
@@ -150,6 +151,20 @@ InferResult infer(const ir::Node& node, const std::vector<ir::TensorType>& input
   return InferResult{{out}, {}};
 }
 
+/// The run-time form (data, starts, ends[, axes[, steps]]): the data's rank, sizes unknown.
+InferResult infer_runtime(const ir::Node&, const std::vector<ir::TensorType>& inputs) {
+  if (inputs.size() < 3 || inputs.size() > 5) return InferResult::failure("Slice takes 3 to 5 inputs");
+  for (std::size_t i = 1; i < inputs.size(); ++i) {
+    const ir::DataType dtype = inputs[i].dtype;
+    if (dtype != ir::DataType::kUndefined && dtype != ir::DataType::kInt64 && dtype != ir::DataType::kInt32) {
+      return InferResult::failure("Slice operands must be int32 or int64");
+    }
+  }
+  ir::TensorType out = inputs[0];
+  for (ir::Dim& dim : out.shape.dims) dim = ir::Dim{};
+  return InferResult{{out}, {}};
+}
+
 /// Each output axis reads start, start + step, ... of its input axis.
 void kernel(const ir::Node& node, const std::vector<const ir::Tensor*>& inputs,
             std::vector<ir::Tensor>& outputs) {
@@ -177,10 +192,12 @@ CostFeatures features(const ir::Node&, const std::vector<ir::TensorType>&,
 }  // namespace
 
 OpDef slice_op() {
-  return OpDef{ir::OpKind::kSlice, "Slice", true, 1,
-               {{1, "starts", 10, false}, {2, "ends", 10, false}, {3, "axes", 10, false},
-                {4, "steps", 10, false}},
-               canonicalize, infer, kernel, features};
+  OpDef def{ir::OpKind::kSlice, "Slice", true, 1,
+            {{1, "starts", 10, false}, {2, "ends", 10, false}, {3, "axes", 10, false},
+             {4, "steps", 10, false}},
+            canonicalize, infer, kernel, features};
+  def.infer_runtime = infer_runtime;
+  return def;
 }
 
 }  // namespace graphsub::ops

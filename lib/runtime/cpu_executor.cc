@@ -4,6 +4,7 @@
 #include <set>
 
 #include "ir/error.h"
+#include "ops/operands.h"
 #include "ops/registry.h"
 
 namespace graphsub::runtime {
@@ -51,6 +52,10 @@ std::vector<ir::Tensor> CpuExecutor::run_node(const ir::Node& node,
     throw Error("the reference executor has no kernel for " + op_label(node));
   }
   const ops::OpDef& def = ops::op_def(node.op);
+  if (ops::is_runtime_form(def, inputs.size())) {
+    ops::BoundNode bound = ops::bind_operands(def, node, inputs);
+    return run_node(bound.node, bound.data_inputs);
+  }
   std::vector<ir::TensorType> types;
   types.reserve(inputs.size());
   for (const ir::Tensor* input : inputs) types.push_back(input ? type_of(*input) : ir::TensorType{});

@@ -10,6 +10,8 @@
 #include "onnx_io/onnx_io.h"
 #include "onnx_io/onnx_io_testing.h"
 #include "ops/registry.h"
+#include "runtime/cpu_executor.h"
+#include "test_util.h"
 
 namespace graphsub {
 namespace {
@@ -149,11 +151,29 @@ TEST_CASE("the model's IR version, opsets and graph name are kept", "[onnx_io]")
 }
 
 TEST_CASE("a modelled op type kept opaque says why", "[onnx_io]") {
-  const std::string path = test_data("node/test_reshape_reordered_all_dims");
+  const std::string path = test_data("node/test_maxpool_with_argmax_2d_precomputed_pads");
   onnx_io::ImportStats stats;
   onnx_io::import_model(path, {}, &stats);
   REQUIRE(stats.opaque_nodes == 1);
-  REQUIRE_THAT(stats.opaque_reasons.at("Reshape"), Contains("not a constant"));
+  REQUIRE_THAT(stats.opaque_reasons.at("MaxPool"), Contains("Indices"));
+}
+
+TEST_CASE("a Reshape to a shape computed at run time is modelled in its run-time form", "[onnx_io]") {
+  const std::string dir = std::string(GRAPHSUB_TESTDATA_DIR) + "/node/test_reshape_reordered_all_dims";
+  onnx_io::ImportStats stats;
+  ir::Graph graph = onnx_io::import_model(dir + "/model.onnx", {}, &stats);
+  REQUIRE(stats.opaque_nodes == 0);
+  const ir::Node& reshape = graph.node(graph.node_ids().front());
+  REQUIRE(reshape.op == ir::OpKind::kReshape);
+  REQUIRE(reshape.inputs.size() == 2);
+  REQUIRE_FALSE(reshape.attrs.has("shape"));
+  runtime::TensorMap feeds;
+  feeds["data"] = ir::share(onnx_io::read_tensor_file(dir + "/test_data_set_0/input_0.pb"));
+  feeds["shape"] = ir::share(onnx_io::read_tensor_file(dir + "/test_data_set_0/input_1.pb"));
+  const ir::Tensor want = onnx_io::read_tensor_file(dir + "/test_data_set_0/output_0.pb");
+  const runtime::TensorMap got = runtime::CpuExecutor::run(graph, feeds);
+  REQUIRE(got.at(graph.output_names()[0])->dims() == want.dims());
+  REQUIRE(testing::max_abs_diff(*got.at(graph.output_names()[0]), want) == 0);
 }
 
 TEST_CASE("constant_inputs turn graph inputs into weights", "[onnx_io]") {

@@ -254,6 +254,36 @@ TEST_CASE("Conv kernel matches a direct summation", "[conv]") {
   }
 }
 
+TEST_CASE("Conv kernel matches a direct summation on shapes across matrix-kernel blocks", "[conv]") {
+  // The matrix kernel blocks 128 filters, 256 of depth (C/group * prod(kernel)) and 1024 output
+  // positions, in register tiles of 4 filters x 8 positions; these cases cross every edge.
+  const std::vector<ConvCase> cases = {
+      {{1, 30, 35, 33}, {13, 30, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1},
+      {{1, 300, 5, 7}, {6, 300, 1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1},
+      {{2, 260, 9, 7}, {5, 260, 1, 1}, {2, 1}, {1, 1}, {0, 0, 0, 0}, 1},
+      {{2, 12, 9, 40}, {10, 6, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 2},
+      {{1, 4, 6, 6}, {8, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 4},
+      {{1, 133, 11}, {131, 133, 2}, {1}, {3}, {2, 0}, 1},
+      {{1, 3, 6, 7, 5}, {9, 3, 3, 3, 3}, {2, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 1},
+  };
+  uint32_t seed = 101;
+  for (const ConvCase& conv : cases) {
+    const ir::Tensor x = testing::random_tensor(conv.x, seed++);
+    const ir::Tensor w = testing::random_tensor(conv.w, seed++);
+    const ir::Tensor b = testing::random_tensor({conv.w[0]}, seed++);
+    const ir::Attributes attrs =
+        conv_attrs({conv.w.begin() + 2, conv.w.end()}, conv.strides, conv.dilations, conv.pads, conv.group);
+    std::array<int64_t, 5> expected_dims{};
+    const std::vector<float> expected = direct_conv(conv, x, w, b, expected_dims);
+    const std::vector<ir::Tensor> y = testing::run_def(ops::conv_op(), attrs, {&x, &w, &b});
+    INFO("case with x " << ir::to_string(ir::Shape::of(conv.x)) << " and w "
+                        << ir::to_string(ir::Shape::of(conv.w)));
+    CHECK(as_3d(y[0].dims()) == expected_dims);
+    // Float sums of up to 300 products of values in [-1, 1]: a few ulps of sums of magnitude ~10.
+    CHECK_THAT(values_of(y[0]), Catch::Matchers::Approx(expected).margin(1e-4));
+  }
+}
+
 TEST_CASE("Conv without bias and with each activation", "[conv]") {
   const ir::Tensor x = testing::random_tensor({1, 2, 5, 5}, 11);
   const ir::Tensor w = testing::random_tensor({3, 2, 3, 3}, 12);

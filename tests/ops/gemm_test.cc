@@ -1,6 +1,7 @@
 // Tests of Gemm: canonical attributes, shapes with transposes and bias broadcast, kernel, cost.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -110,6 +111,59 @@ TEST_CASE("Gemm matches a naive formula with every attribute set", "[ops][gemm]"
       }
       const double expected = 0.25 * product + 0.35 * c.data<float>()[j];
       CHECK(y.data<float>()[i * 5 + j] == Approx(expected).margin(1e-6));
+    }
+  }
+}
+
+TEST_CASE("Gemm across matrix-kernel blocks matches a naive formula for every transpose",
+          "[ops][gemm]") {
+  // M = 131, N = 1027, K = 259 cross the kernel's 128 x 1024 x 256 blocks; C is a column [M, 1].
+  const int64_t m = 131, n = 1027, k = 259;
+  const ir::Tensor c = testing::random_tensor({m, 1}, 33);
+  for (int64_t trans_a = 0; trans_a < 2; ++trans_a) {
+    for (int64_t trans_b = 0; trans_b < 2; ++trans_b) {
+      const ir::Tensor a = testing::random_tensor(trans_a ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k},
+                                                  uint32_t(31 + 2 * trans_a));
+      const ir::Tensor b = testing::random_tensor(trans_b ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n},
+                                                  uint32_t(32 + 2 * trans_b));
+      const ir::Tensor y = run(gemm_attrs(0.5f, 2.0f, trans_a, trans_b), {&a, &b, &c});
+      REQUIRE(y.dims() == std::vector<int64_t>{m, n});
+      int64_t failures = 0;
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          double product = 0;
+          for (int64_t p = 0; p < k; ++p) {
+            const float a_ip = a.data<float>()[trans_a ? p * m + i : i * k + p];
+            product += double{a_ip} * b.data<float>()[trans_b ? j * k + p : p * n + j];
+          }
+          const double expected = 0.5 * product + 2.0 * c.data<float>()[i];
+          if (std::fabs(y.data<float>()[i * n + j] - expected) > 1e-4) ++failures;
+        }
+      }
+      INFO("transA " << trans_a << ", transB " << trans_b);
+      CHECK(failures == 0);
+    }
+  }
+}
+
+TEST_CASE("Gemm multiplies float64 operands in float64", "[ops][gemm]") {
+  ir::Tensor a(DataType::kDouble, {2, 3});  // transposed: A' is [3, 2]
+  ir::Tensor b(DataType::kDouble, {2, 4});
+  ir::Tensor c(DataType::kDouble, {4});
+  for (int64_t i = 0; i < 6; ++i) a.mutable_data<double>()[i] = 1.0 + 1e-12 * static_cast<double>(i);
+  for (int64_t i = 0; i < 8; ++i) b.mutable_data<double>()[i] = static_cast<double>(i) + 0.5;
+  for (int64_t i = 0; i < 4; ++i) c.mutable_data<double>()[i] = 1e-13 * static_cast<double>(i);
+  ir::Node node;
+  node.attrs = gemm_attrs(1.5f, 0.5f, 1, 0);
+  std::vector<ir::Tensor> outputs;
+  outputs.emplace_back(DataType::kDouble, std::vector<int64_t>{3, 4});
+  ops::gemm_op().kernel(node, {&a, &b, &c}, outputs);
+  for (int64_t i = 0; i < 3; ++i) {
+    for (int64_t j = 0; j < 4; ++j) {
+      const double product = a.data<double>()[i] * b.data<double>()[j] +
+                             a.data<double>()[3 + i] * b.data<double>()[4 + j];
+      const double expected = 1.5 * product + 0.5 * c.data<double>()[j];
+      CHECK(outputs[0].data<double>()[i * 4 + j] == Approx(expected).epsilon(1e-15));
     }
   }
 }

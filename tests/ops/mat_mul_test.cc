@@ -1,6 +1,7 @@
 // Tests of MatMul: numpy shape rules (1-D operands, broadcast batches), kernel, FLOP count.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -106,6 +107,45 @@ TEST_CASE("batched MatMul matches a naive formula on random inputs", "[ops][mat_
           CHECK(out.data<float>()[((p * 5 + q) * 3 + i) * 6 + j] == Approx(sum).margin(1e-5));
         }
       }
+    }
+  }
+}
+
+TEST_CASE("batched MatMul across matrix-kernel blocks matches a naive formula", "[ops][mat_mul]") {
+  // 130 rows, 1030 columns and 260 of depth cross the kernel's 128 x 1024 x 256 blocks; b's
+  // batch of 1 broadcasts over a's 2.
+  const ir::Tensor a = testing::random_tensor({2, 130, 260}, 13);
+  const ir::Tensor b = testing::random_tensor({1, 260, 1030}, 14);
+  const ir::Tensor out = run(a, b);
+  REQUIRE(out.dims() == std::vector<int64_t>{2, 130, 1030});
+  int64_t failures = 0;
+  for (int64_t p = 0; p < 2; ++p) {
+    for (int64_t i = 0; i < 130; ++i) {
+      for (int64_t j = 0; j < 1030; ++j) {
+        double sum = 0;
+        for (int64_t k = 0; k < 260; ++k) {
+          sum += double{a.data<float>()[(p * 130 + i) * 260 + k]} * b.data<float>()[k * 1030 + j];
+        }
+        if (std::fabs(out.data<float>()[(p * 130 + i) * 1030 + j] - sum) > 1e-4) ++failures;
+      }
+    }
+  }
+  CHECK(failures == 0);
+}
+
+TEST_CASE("MatMul multiplies float64 operands in float64", "[ops][mat_mul]") {
+  ir::Tensor a(DataType::kDouble, {3, 2});
+  ir::Tensor b(DataType::kDouble, {2, 5});
+  for (int64_t i = 0; i < 6; ++i) a.mutable_data<double>()[i] = 1.0 + 1e-12 * static_cast<double>(i);
+  for (int64_t i = 0; i < 10; ++i) b.mutable_data<double>()[i] = static_cast<double>(i) + 0.5;
+  std::vector<ir::Tensor> outputs;
+  outputs.emplace_back(DataType::kDouble, std::vector<int64_t>{3, 5});
+  ops::mat_mul_op().kernel(ir::Node{}, {&a, &b}, outputs);
+  for (int64_t i = 0; i < 3; ++i) {
+    for (int64_t j = 0; j < 5; ++j) {
+      const double expected = a.data<double>()[i * 2] * b.data<double>()[j] +
+                              a.data<double>()[i * 2 + 1] * b.data<double>()[5 + j];
+      CHECK(outputs[0].data<double>()[i * 5 + j] == Approx(expected).epsilon(1e-15));
     }
   }
 }
