@@ -11,17 +11,18 @@
 namespace graphsub::ir {
 
 Tensor::Tensor(DataType dtype, std::vector<int64_t> dims)
-    : dtype_(dtype), dims_(std::move(dims)) {
+    : dtype_(dtype), dims_(std::move(dims)), num_elements_(ir::num_elements(dims_)) {
   if (dtype_ == DataType::kString) {
-    strings_.resize(static_cast<std::size_t>(ir::num_elements(dims_)));
+    strings_.resize(static_cast<std::size_t>(num_elements_));
   } else {
-    bytes_.resize(static_cast<std::size_t>(ir::num_elements(dims_)) * element_size(dtype_));
+    bytes_.resize(static_cast<std::size_t>(num_elements_) * element_size(dtype_));
   }
 }
 
 Tensor::Tensor(DataType dtype, std::vector<int64_t> dims, std::vector<std::byte> bytes)
-    : dtype_(dtype), dims_(std::move(dims)), bytes_(std::move(bytes)) {
-  const auto expected = static_cast<std::size_t>(ir::num_elements(dims_)) * element_size(dtype_);
+    : dtype_(dtype), dims_(std::move(dims)), num_elements_(ir::num_elements(dims_)),
+      bytes_(std::move(bytes)) {
+  const auto expected = static_cast<std::size_t>(num_elements_) * element_size(dtype_);
   if (bytes_.size() != expected) {
     throw std::invalid_argument("tensor data has " + std::to_string(bytes_.size()) +
                                 " bytes, expected " + std::to_string(expected));
@@ -29,8 +30,9 @@ Tensor::Tensor(DataType dtype, std::vector<int64_t> dims, std::vector<std::byte>
 }
 
 Tensor::Tensor(std::vector<int64_t> dims, std::vector<std::string> strings)
-    : dtype_(DataType::kString), dims_(std::move(dims)), strings_(std::move(strings)) {
-  if (static_cast<int64_t>(strings_.size()) != ir::num_elements(dims_)) {
+    : dtype_(DataType::kString), dims_(std::move(dims)), num_elements_(ir::num_elements(dims_)),
+      strings_(std::move(strings)) {
+  if (static_cast<int64_t>(strings_.size()) != num_elements_) {
     throw std::invalid_argument("string tensor element count does not match its shape");
   }
 }
@@ -52,8 +54,6 @@ Tensor Tensor::from_int64s(std::vector<int64_t> dims, const std::vector<int64_t>
   std::memcpy(tensor.mutable_bytes(), values.data(), tensor.byte_size());
   return tensor;
 }
-
-int64_t Tensor::num_elements() const { return ir::num_elements(dims_); }
 
 double Tensor::element_as_double(int64_t i) const {
   switch (dtype_) {

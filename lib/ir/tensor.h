@@ -31,7 +31,7 @@ class Tensor {
   DataType dtype() const { return dtype_; }
   const std::vector<int64_t>& dims() const { return dims_; }
   std::size_t rank() const { return dims_.size(); }
-  int64_t num_elements() const;
+  int64_t num_elements() const { return num_elements_; }
   std::size_t byte_size() const { return bytes_.size(); }
 
   const std::byte* bytes() const { return bytes_.data(); }
@@ -53,6 +53,7 @@ class Tensor {
  private:
   DataType dtype_ = DataType::kUndefined;
   std::vector<int64_t> dims_;
+  int64_t num_elements_ = 1;  ///< Product of dims_, kept because kernels loop to it.
   std::vector<std::byte> bytes_;
   std::vector<std::string> strings_;
 };
