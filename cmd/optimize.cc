@@ -2,8 +2,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <map>
 #include <string>
 #include <vector>
