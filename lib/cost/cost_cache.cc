@@ -1,0 +1,200 @@
+// Reading and writing the cost cache file, and the op signatures that key it.
+#include "cost/cost_cache.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/error.h"
+#include "ir/hash.h"
+#include "ir/log.h"
+#include "ops/registry.h"
+
+namespace graphsub::cost {
+namespace {
+
+using Json = nlohmann::json;
+using OrderedJson = nlohmann::ordered_json;
+
+/// The member `key` of `object`, which must have the JSON type `check` accepts.
+const Json& member(const Json& object, const char* key, bool (Json::*check)() const, const char* type) {
+  const auto it = object.find(key);
+  if (it == object.end()) throw Error(std::string("missing field '") + key + "'");
+  if (!((*it).*check)()) throw Error(std::string("field '") + key + "' is not " + type);
+  return *it;
+}
+
+std::string string_member(const Json& object, const char* key) {
+  return member(object, key, &Json::is_string, "a string").get<std::string>();
+}
+
+double time_member(const Json& object, const char* key) {
+  const double value = member(object, key, &Json::is_number, "a number").get<double>();
+  if (!(value >= 0)) throw Error(std::string("field '") + key + "' is negative");
+  return value;
+}
+
+CacheHeader header_from(const Json& root) {
+  CacheHeader header{string_member(root, "device"), string_member(root, "driver"), {}};
+  for (const auto& [name, version] : member(root, "libraries", &Json::is_object, "an object").items()) {
+    if (!version.is_string()) throw Error("the version of library '" + name + "' is not a string");
+    header.libraries[name] = version.get<std::string>();
+  }
+  return header;
+}
+
+CacheEntry entry_from(const Json& item) {
+  if (!item.is_object()) throw Error("an entry is not an object");
+  CacheEntry entry{string_member(item, "signature"), string_member(item, "backend"),
+                   time_member(item, "mean_ms"), time_member(item, "std_ms"),
+                   member(item, "runs", &Json::is_number_integer, "an integer").get<int64_t>()};
+  if (entry.runs < 1) throw Error("entry '" + entry.signature + "' has no runs");
+  return entry;
+}
+
+void check_schema(const Json& root) {
+  if (!root.is_object()) throw Error("not a JSON object");
+  const Json& version = member(root, "schema_version", &Json::is_number_integer, "an integer");
+  if (version.get<int64_t>() != CostCache::kSchemaVersion) {
+    throw Error("schema_version " + version.dump() + " is not supported (this graphsub reads " +
+                std::to_string(CostCache::kSchemaVersion) + ")");
+  }
+}
+
+CostCache cache_from(const Json& root) {
+  check_schema(root);
+  CostCache cache(header_from(root));
+  for (const Json& item : member(root, "entries", &Json::is_array, "an array")) {
+    CacheEntry entry = entry_from(item);
+    if (cache.find(entry.signature, entry.backend)) {
+      throw Error("duplicate entry '" + entry.signature + "' on backend '" + entry.backend + "'");
+    }
+    cache.insert(std::move(entry));
+  }
+  return cache;
+}
+
+Json parse_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot read cost cache '" + path + "'");
+  try {
+    return Json::parse(in);
+  } catch (const Json::parse_error& error) {
+    throw Error("cost cache '" + path + "' is not valid JSON: " + error.what());
+  }
+}
+
+OrderedJson to_json(const CostCache& cache) {
+  OrderedJson root;
+  root["schema_version"] = CostCache::kSchemaVersion;
+  root["device"] = cache.header().device;
+  root["driver"] = cache.header().driver;
+  root["libraries"] = OrderedJson::object();
+  for (const auto& [name, version] : cache.header().libraries) root["libraries"][name] = version;
+  root["entries"] = OrderedJson::array();
+  for (const CacheEntry& entry : cache.entries()) {
+    root["entries"].push_back(OrderedJson{{"signature", entry.signature},
+                                          {"backend", entry.backend},
+                                          {"mean_ms", entry.mean_ms},
+                                          {"std_ms", entry.std_ms},
+                                          {"runs", entry.runs}});
+  }
+  return root;
+}
+
+/// Writes `text` to `path` through a temporary file in the same directory and a rename.
+void write_atomically(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) {
+      std::remove(temporary.c_str());
+      throw Error("cannot write cost cache '" + path + "'");
+    }
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) {
+    std::remove(temporary.c_str());
+    throw Error("cannot write cost cache '" + path + "': " + error.message());
+  }
+}
+
+std::string op_name(const ir::Node& node) {
+  if (node.op != ir::OpKind::kOpaque) return ops::kind_name(node.op);
+  const ir::OpaqueInfo& info = *node.opaque;
+  return info.domain.empty() ? info.op_type : info.domain + "." + info.op_type;
+}
+
+std::string attributes_text(const ir::Node& node) {
+  if (node.op == ir::OpKind::kOpaque) {
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx",
+                  static_cast<unsigned long long>(ir::hash_string(ir::kHashSeed, node.opaque->onnx_node)));
+    return std::string("onnx_node=") + hex;
+  }
+  std::string text;
+  for (const auto& [name, value] : node.attrs.items()) {
+    text += (text.empty() ? "" : ",") + name + "=" + ir::to_string(value);
+  }
+  return text;
+}
+
+std::string input_types_text(const ir::Graph& graph, const ir::Node& node) {
+  std::string text;
+  for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+    if (i) text += ",";
+    text += node.inputs[i] == ir::kNoValue ? "none" : ir::to_string(graph.value(node.inputs[i]).type);
+  }
+  return text;
+}
+
+}  // namespace
+
+CostCache CostCache::read(const std::string& path) {
+  const Json root = parse_file(path);
+  try {
+    CostCache cache = cache_from(root);
+    logger("cost")->debug("read {} entries from cost cache '{}'", cache.size(), path);
+    return cache;
+  } catch (const Error& error) {
+    throw Error("cost cache '" + path + "': " + error.what());
+  }
+}
+
+void CostCache::write(const std::string& path) const {
+  write_atomically(path, to_json(*this).dump(2, ' ', false, OrderedJson::error_handler_t::replace) + "\n");
+  logger("cost")->debug("wrote {} entries to cost cache '{}'", size(), path);
+}
+
+const CacheEntry* CostCache::find(const std::string& signature, const std::string& backend) const {
+  const auto it = entries_.find({signature, backend});
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+void CostCache::insert(CacheEntry entry) {
+  auto key = std::make_pair(entry.signature, entry.backend);
+  entries_.insert_or_assign(std::move(key), std::move(entry));
+}
+
+std::vector<CacheEntry> CostCache::entries() const {
+  std::vector<CacheEntry> out;
+  out.reserve(entries_.size());
+  for (const auto& item : entries_) out.push_back(item.second);
+  return out;
+}
+
+std::string op_signature(const ir::Graph& graph, ir::NodeId id) {
+  const ir::Node& node = graph.node(id);
+  return op_name(node) + "(" + attributes_text(node) + ";" + input_types_text(graph, node) + ")";
+}
+
+}  // namespace graphsub::cost

@@ -1,0 +1,49 @@
+// The cost model interface: a cost per node, summed over the graph, with an optional memory cap.
+#pragma once
+
+#include <limits>
+#include <vector>
+
+#include "cost/cost.h"
+#include "ir/graph.h"
+
+namespace graphsub::cost {
+
+/// Estimates what a graph costs to run. Implementations give the cost of one node; the graph's
+/// cost is the sum over the nodes that run (TASO §5: the sum of measured operator times).
+/// Units: milliseconds, FLOPs, bytes, launches (see Cost).
+///
+/// node_cost and graph_cost are const and safe to call from several threads at once; configure the
+/// memory cap before sharing the model.
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+
+  /// The cost of one live node of `graph`, as if it ran (weight folding is graph_cost's business).
+  virtual Cost node_cost(const ir::Graph& graph, ir::NodeId id) const = 0;
+
+  /// The sum of node_cost over the live nodes, where a node export folds into a weight (see
+  /// folded_nodes) costs 0. When the graph's tensors need more than the memory cap, the cost is
+  /// Cost::infinite() (MetaFlow §4.1). Throws std::logic_error for a graph with a cycle.
+  Cost graph_cost(const ir::Graph& graph) const;
+
+  /// Caps the memory a graph may use (memory_upper_bound, in bytes); +infinity means no cap.
+  void set_memory_cap_bytes(double bytes) { memory_cap_bytes_ = bytes; }
+  double memory_cap_bytes() const { return memory_cap_bytes_; }
+
+ private:
+  double memory_cap_bytes_ = std::numeric_limits<double>::infinity();
+};
+
+/// Per node id, whether export folds the node into a weight: it is modelled (not opaque), has a
+/// reference kernel, and each of its inputs is a weight or an output of a folded node (a node
+/// without inputs, such as TASO's constants, is folded). Empty slots are false. Throws
+/// std::logic_error for a graph with a cycle.
+std::vector<bool> folded_nodes(const ir::Graph& graph);
+
+/// A simple upper bound of the memory a graph needs, in bytes: every input, weight and node output
+/// that a live node reads or writes or that is a graph output, all alive at once. Symbolic and
+/// unknown dims count as 1.
+double memory_upper_bound(const ir::Graph& graph);
+
+}  // namespace graphsub::cost

@@ -1,0 +1,65 @@
+// Tests of CachedModel: measured times for cached signatures, the analytical fallback otherwise.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+
+#include "cost/cached_model.h"
+#include "cost_testing.h"
+
+namespace graphsub {
+namespace {
+
+using cost::AnalyticalModel;
+using cost::CachedModel;
+using cost::Cost;
+using cost::CostCache;
+using testing::conv_graph;
+
+/// A cache written by hand, as a profiler would: one 3x3 Conv with fused relu on cuDNN.
+CostCache hand_written_cache() {
+  const std::filesystem::path path = testing::scratch_dir("cached_model") / "cache.json";
+  testing::write_text(path, R"json({
+  "schema_version": 1,
+  "device": "NVIDIA A100-SXM4-40GB",
+  "driver": "535.104.05",
+  "libraries": {"cudnn": "9.1.0"},
+  "entries": [
+    {"signature": "Conv(activation=\"relu\",dilations=[1,1],group=1,kernel_shape=[3,3],pads=[1,1,1,1],strides=[1,1];float32[1,64,56,56],float32[64,64,3,3],float32[64])",
+     "backend": "cudnn", "mean_ms": 0.0421, "std_ms": 0.0007, "runs": 200}
+  ]
+})json");
+  return CostCache::read(path.string());
+}
+
+TEST_CASE("a cached signature costs its measured time", "[cost]") {
+  const CachedModel model(hand_written_cache(), "cudnn", cost::device_by_name("a100"));
+  const ir::Graph graph = conv_graph(64, 56, 3, "relu", false);
+  const Cost cost = model.graph_cost(graph);
+  REQUIRE(cost.time_ms == 0.0421);
+  REQUIRE(cost.flops == cost::node_work(graph, 0).flops);
+  REQUIRE(cost.launches == 1);
+  REQUIRE(model.hits() == 1);
+  REQUIRE(model.misses() == 0);
+}
+
+TEST_CASE("a missing signature falls back to the analytical model and is counted", "[cost]") {
+  const CachedModel model(hand_written_cache(), "cudnn", cost::device_by_name("a100"));
+  const ir::Graph other_shape = conv_graph(64, 28, 3, "relu", false);
+  const Cost cost = model.graph_cost(other_shape);
+  REQUIRE(cost.time_ms == AnalyticalModel(cost::device_by_name("a100")).graph_cost(other_shape).time_ms);
+  REQUIRE(model.hits() == 0);
+  REQUIRE(model.misses() == 1);
+  REQUIRE(model.fallback().opaque_nodes() == 0);
+}
+
+TEST_CASE("entries of another backend do not answer", "[cost]") {
+  const CachedModel model(hand_written_cache(), "reference", cost::device_by_name("cpu"));
+  const ir::Graph graph = conv_graph(64, 56, 3, "relu", true);
+  REQUIRE(model.graph_cost(graph).time_ms > 0.0421);
+  REQUIRE(model.hits() == 0);
+  REQUIRE(model.misses() == 2);
+}
+
+}  // namespace
+}  // namespace graphsub

@@ -1,0 +1,141 @@
+// Tests of the cost cache file (round trip, determinism, errors) and of op signatures.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cost/cost_cache.h"
+#include "cost_testing.h"
+#include "ir/error.h"
+
+namespace graphsub {
+namespace {
+
+using cost::CacheEntry;
+using cost::CostCache;
+using testing::conv_graph;
+using testing::file_text;
+using testing::write_text;
+
+const std::filesystem::path& dir() {
+  static const std::filesystem::path path = testing::scratch_dir("cache");
+  return path;
+}
+
+CostCache sample_cache(bool reversed) {
+  CostCache cache({"NVIDIA H100 80GB HBM3", "550.54", {{"cudnn", "9.1.0"}, {"cublas", "12.4"}}});
+  std::vector<CacheEntry> entries = {{"Relu(;float32[1,64,56,56])", "cudnn", 0.0123, 0.0004, 100},
+                                     {"Conv(x;float32[1])", "cudnn", 0.25, 0.01, 50},
+                                     {"Conv(x;float32[1])", "reference", 31.5, 1.25, 3}};
+  if (reversed) std::reverse(entries.begin(), entries.end());
+  for (const CacheEntry& entry : entries) cache.insert(entry);
+  return cache;
+}
+
+TEST_CASE("a cost cache reads back what was written", "[cost]") {
+  const std::string path = (dir() / "round_trip.json").string();
+  const CostCache written = sample_cache(false);
+  written.write(path);
+  const CostCache read = CostCache::read(path);
+  REQUIRE(read.header().device == written.header().device);
+  REQUIRE(read.header().driver == written.header().driver);
+  REQUIRE(read.header().libraries == written.header().libraries);
+  REQUIRE(read.entries() == written.entries());
+  REQUIRE(read.find("Conv(x;float32[1])", "reference")->mean_ms == 31.5);
+  REQUIRE(read.find("Conv(x;float32[1])", "cudnn")->runs == 50);
+  REQUIRE(read.find("Conv(x;float32[1])", "cpu") == nullptr);
+}
+
+TEST_CASE("a cost cache file is deterministic and sorted by signature", "[cost]") {
+  const std::filesystem::path a = dir() / "a.json";
+  const std::filesystem::path b = dir() / "b.json";
+  sample_cache(false).write(a.string());
+  sample_cache(true).write(b.string());
+  const std::string text = file_text(a);
+  REQUIRE(text == file_text(b));
+  REQUIRE(text.find("\"schema_version\": 1") < text.find("\"entries\""));
+  REQUIRE(text.find("Conv(x") < text.find("Relu("));
+  REQUIRE(text.find("\"backend\": \"cudnn\"") < text.find("\"backend\": \"reference\""));
+  sample_cache(true).write(a.string());
+  REQUIRE(file_text(a) == text);
+}
+
+TEST_CASE("insert replaces the entry of the same signature and backend", "[cost]") {
+  CostCache cache = sample_cache(false);
+  cache.insert({"Conv(x;float32[1])", "cudnn", 0.5, 0.02, 10});
+  REQUIRE(cache.size() == 3);
+  REQUIRE(cache.find("Conv(x;float32[1])", "cudnn")->mean_ms == 0.5);
+}
+
+/// The message of the graphsub::Error that reading `text` as a cache throws.
+std::string read_error(const std::string& name, const std::string& text) {
+  const std::filesystem::path path = dir() / name;
+  write_text(path, text);
+  try {
+    CostCache::read(path.string());
+  } catch (const Error& error) {
+    return error.what();
+  }
+  FAIL("no error reading " << name);
+  return {};
+}
+
+/// A cache file of the given schema_version and entries (JSON text of the array's items).
+std::string cache_text(int version, const std::string& entries) {
+  return "{\"schema_version\": " + std::to_string(version) +
+         R"json(, "device": "d", "driver": "", "libraries": {}, "entries": [)json" + entries + "]}";
+}
+
+const char* const kEntry = R"json({"signature": "A()", "backend": "b", "mean_ms": 1, "std_ms": 0, "runs": 1})json";
+
+TEST_CASE("a bad cost cache file is an error naming the file", "[cost]") {
+  CHECK_THAT(read_error("not_json.json", "{\"schema_version\": 1,"),
+             Catch::Contains("not_json.json") && Catch::Contains("not valid JSON"));
+  CHECK_THAT(read_error("version.json", cache_text(2, kEntry)),
+             Catch::Contains("version.json") && Catch::Contains("schema_version 2"));
+  CHECK_THAT(read_error("no_version.json", R"json({"device": "d", "entries": []})json"),
+             Catch::Contains("no_version.json") && Catch::Contains("schema_version"));
+  const std::string slow = R"json({"signature": "A()", "backend": "b", "mean_ms": "slow", "std_ms": 0, "runs": 1})json";
+  CHECK_THAT(read_error("bad_entry.json", cache_text(1, slow)),
+             Catch::Contains("bad_entry.json") && Catch::Contains("mean_ms"));
+  CHECK_THAT(read_error("duplicate.json", cache_text(1, std::string(kEntry) + "," + kEntry)),
+             Catch::Contains("duplicate.json") && Catch::Contains("duplicate entry"));
+  write_text(dir() / "good.json", cache_text(1, kEntry));
+  REQUIRE(CostCache::read((dir() / "good.json").string()).size() == 1);
+  REQUIRE_THROWS_AS(CostCache::read((dir() / "absent.json").string()), Error);
+}
+
+TEST_CASE("op signatures name the op, its attributes and its input types", "[cost]") {
+  const ir::Graph graph = conv_graph(64, 56, 3, "relu", false);
+  REQUIRE(cost::op_signature(graph, 0) ==
+          "Conv(activation=\"relu\",dilations=[1,1],group=1,kernel_shape=[3,3],pads=[1,1,1,1],strides=[1,1];"
+          "float32[1,64,56,56],float32[64,64,3,3],float32[64])");
+}
+
+TEST_CASE("op signatures are equal exactly for structurally equal nodes", "[cost]") {
+  ir::Graph other = conv_graph(64, 56, 3, "relu", true);
+  other.set_name(other.node(0).outputs[0], "renamed");
+  const std::string signature = cost::op_signature(conv_graph(64, 56, 3, "relu", false), 0);
+  REQUIRE(cost::op_signature(other, 0) == signature);
+  REQUIRE(cost::op_signature(conv_graph(64, 56, 3, "none", false), 0) != signature);
+  REQUIRE(cost::op_signature(conv_graph(64, 28, 3, "relu", false), 0) != signature);
+}
+
+TEST_CASE("op signatures keep symbolic dims and hash opaque nodes", "[cost]") {
+  ir::Graph graph;
+  ir::TensorType type = testing::float_type({1, 16});
+  type.shape.dims[0] = ir::Dim::named("batch");
+  const ir::ValueId x = graph.add_input("X", type);
+  const ir::NodeId relu = testing::add_inferred(graph, ir::OpKind::kRelu, {x});
+  const ir::NodeId first = testing::add_opaque(graph, "TopK", {x}, {1, 4}, "first");
+  const ir::NodeId second = testing::add_opaque(graph, "TopK", {x}, {1, 4}, "second");
+  REQUIRE(cost::op_signature(graph, relu) == "Relu(;float32[batch,16])");
+  const std::string opaque = cost::op_signature(graph, first);
+  CHECK_THAT(opaque, Catch::StartsWith("TopK(onnx_node=") && Catch::EndsWith(";float32[batch,16])"));
+  REQUIRE(opaque != cost::op_signature(graph, second));
+}
+
+}  // namespace
+}  // namespace graphsub
