@@ -76,8 +76,16 @@ std::vector<float> float_list(const ir::Node& node, const ir::AttrValue& value) 
   internal_error(node, "a float input held as " + ir::to_string(value));
 }
 
+/// True when the schema types input `index` as its first input is typed (Clip's min and max, Pad's
+/// constant_value): a float operand is then a scalar of the data's element type, else a float list
+/// (Resize's roi and scales).
+bool typed_as_data(const onnx::OpSchema& schema, int index) {
+  const auto& inputs = schema.inputs();
+  return index < static_cast<int>(inputs.size()) && inputs[index].GetTypeStr() == inputs[0].GetTypeStr();
+}
+
 /// The initializer for one attribute input, or nullopt when the input is omitted.
-std::optional<std::string> attr_input(const ir::Graph& graph, const ir::Node& node,
+std::optional<std::string> attr_input(const ir::Graph& graph, const ir::Node& node, const onnx::OpSchema& schema,
                                       const ops::AttrInput& entry, NodeSink& sink) {
   const ir::AttrValue* value = node.attrs.find(entry.attr);
   if (!value || sink.opset < entry.since_opset) return std::nullopt;
@@ -87,17 +95,32 @@ std::optional<std::string> attr_input(const ir::Graph& graph, const ir::Node& no
                            sink);
   }
   const std::vector<float> floats = float_list(node, *value);
+  if (!typed_as_data(schema, entry.input_index)) {
+    return add_initializer(ir::Tensor::from_floats({static_cast<int64_t>(floats.size())}, floats), entry.attr,
+                           sink);
+  }
   if (is_absent_bound(entry.attr, floats)) return std::nullopt;
   const ir::DataType dtype = graph.value(node.inputs.at(0)).type.dtype;
   return add_initializer(float_operand(node, dtype, floats), entry.attr, sink);
 }
 
-/// The ONNX inputs: the data inputs with the attribute inputs placed at their positions, "" for
-/// omitted ones before a present one.
-std::vector<std::string> onnx_inputs(const ir::Graph& graph, const ir::Node& node, NodeSink& sink) {
+/// The name for an omitted input before a present one: "", or an empty float tensor where the
+/// opset's schema requires the input (Resize's roi and scales before opset 13).
+std::string omitted_input(const onnx::OpSchema& schema, int position, NodeSink& sink) {
+  const auto& inputs = schema.inputs();
+  if (position >= static_cast<int>(inputs.size()) || inputs[position].GetOption() != onnx::OpSchema::Single) {
+    return {};
+  }
+  return add_initializer(ir::Tensor::from_floats({0}, {}), inputs[position].GetName(), sink);
+}
+
+/// The ONNX inputs: the data inputs with the attribute inputs placed at their positions, and
+/// omitted ones (see omitted_input) before a present one.
+std::vector<std::string> onnx_inputs(const ir::Graph& graph, const ir::Node& node, const onnx::OpSchema& schema,
+                                     NodeSink& sink) {
   std::map<int, std::string> placed;
   for (const ops::AttrInput& entry : ops::op_def(node.op).attr_inputs) {
-    if (auto name = attr_input(graph, node, entry, sink)) placed[entry.input_index] = *name;
+    if (auto name = attr_input(graph, node, schema, entry, sink)) placed[entry.input_index] = *name;
   }
   const int last = placed.empty() ? -1 : placed.rbegin()->first;
   std::vector<std::string> names;
@@ -106,8 +129,10 @@ std::vector<std::string> onnx_inputs(const ir::Graph& graph, const ir::Node& nod
     auto it = placed.find(position);
     if (it != placed.end()) {
       names.push_back(it->second);
+    } else if (next < node.inputs.size()) {
+      names.push_back(sink.names.value(node.inputs[next++]));
     } else {
-      names.push_back(next < node.inputs.size() ? sink.names.value(node.inputs[next++]) : std::string());
+      names.push_back(omitted_input(schema, position, sink));
     }
   }
   return names;
@@ -160,7 +185,7 @@ void lower_activation(const ir::Node& node, onnx::NodeProto& conv, NodeSink& sin
 void write_onnx_node(const ir::Graph& graph, const ir::Node& node, const std::string& op_type,
                      NodeSink& sink) {
   const onnx::OpSchema& schema = schema_for(node, op_type, sink.opset);
-  const std::vector<std::string> inputs = onnx_inputs(graph, node, sink);
+  const std::vector<std::string> inputs = onnx_inputs(graph, node, schema, sink);
   onnx::NodeProto& proto = *sink.graph.add_node();
   proto.set_op_type(op_type);
   proto.set_name(sink.names.node(node.name, op_type));

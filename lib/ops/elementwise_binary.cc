@@ -1,4 +1,5 @@
-// Element-wise binary arithmetic with numpy broadcasting: Add, Sub, Mul, Div, Mod, Pow, Max, Min.
+// Element-wise binary arithmetic with numpy broadcasting: Add, Sub, Mul, Div, Mod, Pow, Max, Min;
+// and PRelu, whose slope broadcasts one way, to the input's shape.
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -17,8 +18,8 @@ using ir::DataType;
 /// Operand types of Add, Sub, Mul, Div, Max and Min (both operands alike), and of Pow's exponent.
 const std::vector<DataType> kNumericTypes = {DataType::kFloat, DataType::kDouble, DataType::kInt32,
                                              DataType::kInt64};
-/// Pow's base types; integer powers would need exact integer arithmetic.
-const std::vector<DataType> kPowBaseTypes = {DataType::kFloat, DataType::kDouble};
+/// Pow's base types (integer powers would need exact integer arithmetic) and PRelu's operands.
+const std::vector<DataType> kFloatTypes = {DataType::kFloat, DataType::kDouble};
 
 /// `op` on two's-complement integers (overflow wraps instead of being undefined) or on floats.
 template <class T, class Op>
@@ -63,6 +64,10 @@ struct MaxFn {
 };
 struct MinFn {
   template <class T> T operator()(T a, T b) const { return is_nan(a) || a < b ? a : b; }
+};
+/// slope * x below zero, x elsewhere (NaN included).
+struct PReluFn {
+  template <class T> T operator()(T x, T slope) const { return x < T{0} ? slope * x : x; }
 };
 
 /// Walks a broadcast output in row-major order, keeping the matching offset into each operand.
@@ -115,6 +120,15 @@ void same_type_kernel(const ir::Node&, const std::vector<const ir::Tensor*>& inp
   dispatch_numeric(inputs[0]->dtype(), [&](auto tag) {
     using T = decltype(tag);
     broadcast_apply<T, T>(*inputs[0], *inputs[1], outputs[0], Fn{});
+  });
+}
+
+/// PRelu: the slope is read broadcast to X's shape, which is the output's.
+void prelu_kernel(const ir::Node&, const std::vector<const ir::Tensor*>& inputs,
+                  std::vector<ir::Tensor>& outputs) {
+  dispatch_floating(inputs[0]->dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    broadcast_apply<T, T>(*inputs[0], *inputs[1], outputs[0], PReluFn{});
   });
 }
 
@@ -194,9 +208,16 @@ std::string canonicalize_mod(ImportContext& context) {
   return {};
 }
 
+/// PRelu from opset 7, whose slope broadcasts one way (before, it was shared or per channel).
+std::string canonicalize_prelu(ImportContext& context) {
+  if (std::string reason = check_signature(context, 7); !reason.empty()) return reason;
+  if (context.input_types[0].dtype != context.input_types[1].dtype) return "mixed element types";
+  return require_dtypes(context, kFloatTypes);
+}
+
 std::string canonicalize_pow(ImportContext& context) {
   if (std::string reason = check_signature(context, 7); !reason.empty()) return reason;
-  std::string reason = dtype_error(context.input_types[0].dtype, kPowBaseTypes);
+  std::string reason = dtype_error(context.input_types[0].dtype, kFloatTypes);
   return reason.empty() ? dtype_error(context.input_types[1].dtype, kNumericTypes) : reason;
 }
 
@@ -223,9 +244,40 @@ InferResult infer_same_type(const ir::Node&, const std::vector<ir::TensorType>& 
   return broadcast_result(inputs, dtype);
 }
 
+/// Empty when `slope` broadcasts to `x` one way, as far as the dims are known: its rank is no
+/// larger and each of its dims is 1 or X's.
+std::string unidirectional_error(const ir::Shape& x, const ir::Shape& slope) {
+  if (!x.rank_known || !slope.rank_known) return {};
+  const std::string error = "slope " + ir::to_string(slope) + " does not broadcast to " + ir::to_string(x);
+  if (slope.rank() > x.rank()) return error;
+  const std::size_t offset = x.rank() - slope.rank();
+  for (std::size_t i = 0; i < slope.rank(); ++i) {
+    const ir::Dim& s = slope.dims[i];
+    const ir::Dim& d = x.dims[offset + i];
+    if (s.is_known() && s.value != 1 && d.is_known() && d.value != s.value) return error;
+  }
+  return {};
+}
+
+/// X's type; the slope must share its element type and broadcast to its shape.
+InferResult infer_prelu(const ir::Node&, const std::vector<ir::TensorType>& inputs) {
+  if (inputs.size() != 2) return InferResult::failure("PRelu takes X and slope");
+  const DataType a = inputs[0].dtype;
+  const DataType b = inputs[1].dtype;
+  if (a != b && a != DataType::kUndefined && b != DataType::kUndefined) {
+    return InferResult::failure("element types " + ir::to_string(a) + " and " + ir::to_string(b) +
+                                " differ");
+  }
+  const DataType dtype = a != DataType::kUndefined ? a : b;
+  std::string error = dtype_error(dtype, kFloatTypes);
+  if (error.empty()) error = unidirectional_error(inputs[0].shape, inputs[1].shape);
+  if (!error.empty()) return InferResult::failure(error);
+  return InferResult{{ir::TensorType{dtype, inputs[0].shape}}, {}};
+}
+
 InferResult infer_pow(const ir::Node&, const std::vector<ir::TensorType>& inputs) {
   if (inputs.size() != 2) return InferResult::failure("expects 2 inputs");
-  std::string error = dtype_error(inputs[0].dtype, kPowBaseTypes);
+  std::string error = dtype_error(inputs[0].dtype, kFloatTypes);
   if (error.empty()) error = dtype_error(inputs[1].dtype, kNumericTypes);
   if (!error.empty()) return InferResult::failure(error);
   return broadcast_result(inputs, inputs[0].dtype);
@@ -254,6 +306,11 @@ OpDef min_op() { return same_type_def<MinFn, 8>(ir::OpKind::kMin, "Min"); }
 
 OpDef mod_op() {
   return OpDef{ir::OpKind::kMod, "Mod", true, 10, {}, canonicalize_mod, infer_same_type, mod_kernel,
+               binary_features};
+}
+
+OpDef prelu_op() {
+  return OpDef{ir::OpKind::kPRelu, "PRelu", true, 7, {}, canonicalize_prelu, infer_prelu, prelu_kernel,
                binary_features};
 }
 

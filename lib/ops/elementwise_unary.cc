@@ -100,6 +100,16 @@ struct Cos : Unary {
   static constexpr int64_t kSinceOpset = 7;
   template <class T> static T apply(T x, const Params&) { return std::cos(x); }
 };
+/// -1, 0 or 1; NaN stays NaN (as numpy's sign).
+struct Sign : Unary {
+  static constexpr int64_t kSinceOpset = 9;
+  static constexpr Types kTypes = Types::kSigned;
+  template <class T> static T apply(T x, const Params&) {
+    if (x > T{0}) return T{1};
+    if (x < T{0}) return T{-1};
+    return x == T{0} ? T{0} : x;
+  }
+};
 struct LeakyRelu : Unary {
   static constexpr std::array kAttrs{FloatAttr{"alpha", 0.01f}};
   template <class T> static T apply(T x, const Params& p) { return x < T{0} ? T(p.alpha) * x : x; }
@@ -278,6 +288,7 @@ OpDef floor_op() { return unary_def<Floor>(ir::OpKind::kFloor, "Floor"); }
 OpDef ceil_op() { return unary_def<Ceil>(ir::OpKind::kCeil, "Ceil"); }
 OpDef sin_op() { return unary_def<Sin>(ir::OpKind::kSin, "Sin"); }
 OpDef cos_op() { return unary_def<Cos>(ir::OpKind::kCos, "Cos"); }
+OpDef sign_op() { return unary_def<Sign>(ir::OpKind::kSign, "Sign"); }
 OpDef leaky_relu_op() { return unary_def<LeakyRelu>(ir::OpKind::kLeakyRelu, "LeakyRelu"); }
 OpDef elu_op() { return unary_def<Elu>(ir::OpKind::kElu, "Elu"); }
 OpDef softplus_op() { return unary_def<Softplus>(ir::OpKind::kSoftplus, "Softplus"); }

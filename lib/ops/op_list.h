@@ -5,8 +5,10 @@
 
 namespace graphsub::ops {
 
-// Convolution family: conv.cc, enlarge.cc, pooling.cc, batch_normalization.cc, constants.cc.
+// Convolution family: conv.cc, conv_transpose.cc, enlarge.cc, pooling.cc, batch_normalization.cc,
+// constants.cc.
 OpDef conv_op();
+OpDef conv_transpose_op();
 OpDef enlarge_op();
 OpDef average_pool_op();
 OpDef max_pool_op();
@@ -18,7 +20,8 @@ OpDef const_identity_matrix_op();
 OpDef const_ones_op();
 OpDef const_pool_op();
 
-// Arithmetic: mat_mul.cc, gemm.cc, elementwise_binary.cc, s_mul.cc, elementwise_unary.cc, softmax.cc.
+// Arithmetic: mat_mul.cc, gemm.cc, elementwise_binary.cc, s_mul.cc, variadic.cc, elementwise_unary.cc,
+// softmax.cc.
 OpDef mat_mul_op();
 OpDef gemm_op();
 OpDef add_op();
@@ -29,7 +32,10 @@ OpDef mod_op();
 OpDef pow_op();
 OpDef max_op();
 OpDef min_op();
+OpDef prelu_op();
 OpDef s_mul_op();
+OpDef sum_op();
+OpDef mean_op();
 OpDef relu_op();
 OpDef sigmoid_op();
 OpDef tanh_op();
@@ -44,6 +50,7 @@ OpDef floor_op();
 OpDef ceil_op();
 OpDef sin_op();
 OpDef cos_op();
+OpDef sign_op();
 OpDef identity_op();
 OpDef leaky_relu_op();
 OpDef elu_op();
@@ -52,7 +59,8 @@ OpDef hard_sigmoid_op();
 OpDef clip_op();
 OpDef softmax_op();
 
-// Data movement: transpose.cc, concat.cc, split.cc, reshape.cc, flatten.cc, squeeze.cc, unsqueeze.cc.
+// Data movement: transpose.cc, concat.cc, split.cc, reshape.cc, flatten.cc, squeeze.cc, unsqueeze.cc,
+// resize.cc.
 OpDef transpose_op();
 OpDef concat_op();
 OpDef split_op();
@@ -60,11 +68,13 @@ OpDef reshape_op();
 OpDef flatten_op();
 OpDef squeeze_op();
 OpDef unsqueeze_op();
+OpDef resize_op();
 
-// Shape computation and indexing: shape.cc, gather.cc, cast.cc, slice.cc, pad.cc, expand.cc,
-// constant_of_shape.cc, range.cc, where.cc, tile.cc, dropout.cc.
+// Shape computation and indexing: shape.cc, gather.cc, gather_elements.cc, cast.cc, slice.cc, pad.cc,
+// expand.cc, constant_of_shape.cc, range.cc, where.cc, tile.cc, dropout.cc.
 OpDef shape_op();
 OpDef gather_op();
+OpDef gather_elements_op();
 OpDef cast_op();
 OpDef slice_op();
 OpDef pad_op();
@@ -75,15 +85,19 @@ OpDef where_op();
 OpDef tile_op();
 OpDef dropout_op();
 
-// Reductions, comparisons, logic, normalization: reduce.cc, comparison.cc, logical.cc,
+// Reductions, comparisons, logic, normalization: reduce.cc, arg_reduce.cc, comparison.cc, logical.cc,
 // layer_normalization.cc.
 OpDef reduce_mean_op();
 OpDef reduce_sum_op();
 OpDef reduce_max_op();
 OpDef reduce_min_op();
+OpDef arg_max_op();
+OpDef arg_min_op();
 OpDef equal_op();
 OpDef less_op();
 OpDef greater_op();
+OpDef greater_or_equal_op();
+OpDef less_or_equal_op();
 OpDef not_op();
 OpDef and_op();
 OpDef or_op();

@@ -104,3 +104,30 @@ TEST_CASE("comparison features count one operation per output element", "[ops][c
   CHECK(cost.bytes_read == (20 + 5) * 4);
   CHECK(cost.bytes_written == 20);
 }
+
+TEST_CASE("GreaterOrEqual and LessOrEqual from opset 12", "[ops][comparison]") {
+  const auto f = float_type({2, 3});
+  for (const ops::OpDef& def : {ops::greater_or_equal_op(), ops::less_or_equal_op()}) {
+    INFO(def.name);
+    CHECK(def.since_opset == 12);
+    CHECK(reason(def, {f, f}, 12).empty());
+    CHECK(reason(def, {typed(DataType::kInt32, {2}), typed(DataType::kInt32, {})}, 16).empty());
+    CHECK_FALSE(reason(def, {f, f}, 11).empty());
+    CHECK_FALSE(reason(def, {typed(DataType::kBool, {2}), typed(DataType::kBool, {2})}).empty());
+    CHECK_FALSE(reason(def, {f, typed(DataType::kInt64, {2, 3})}).empty());
+    const ir::TensorType batch{DataType::kFloat, ir::Shape{true, {ir::Dim::named("N"), ir::Dim::known(1)}}};
+    CHECK(testing::infer_text(def, {}, {batch, float_type({4})}) == "bool[N,4]");
+  }
+}
+
+TEST_CASE("GreaterOrEqual and LessOrEqual compute by hand, NaN false", "[ops][comparison]") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const ir::Tensor a = ir::Tensor::from_floats({2, 3}, {1, 2, 3, 4, 5, nan});
+  const ir::Tensor b = ir::Tensor::from_floats({3}, {1, 5, 4});
+  CHECK(run(ops::greater_or_equal_op(), a, b) == std::vector<int>{1, 0, 0, 1, 1, 0});
+  CHECK(run(ops::less_or_equal_op(), a, b) == std::vector<int>{1, 1, 1, 0, 1, 0});
+  const ir::Tensor column = ir::Tensor::from_int64s({2, 1}, {2, 7});
+  const ir::Tensor row = ir::Tensor::from_int64s({3}, {1, 2, 9});
+  CHECK(run(ops::greater_or_equal_op(), column, row) == std::vector<int>{1, 1, 0, 1, 1, 0});
+  CHECK(run(ops::less_or_equal_op(), column, row) == std::vector<int>{0, 1, 1, 0, 0, 1});
+}

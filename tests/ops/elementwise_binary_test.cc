@@ -158,6 +158,50 @@ TEST_CASE("Pow raises float bases to float and integer exponents", "[ops][binary
   CHECK(elements(run(ops::pow_op(), base, ir::Tensor::from_floats({}, {0.5f})))[2] == 2);
 }
 
+TEST_CASE("PRelu from opset 7 on float operands of one type", "[ops][binary]") {
+  const auto f = float_type({2, 3});
+  CHECK(canonicalize(ops::prelu_op(), {f, float_type({3})}, 7).empty());
+  CHECK(canonicalize(ops::prelu_op(), {typed(DataType::kDouble, {2}), typed(DataType::kDouble, {1})}, 16)
+            .empty());
+  CHECK(testing::canonicalize_def(ops::prelu_op(), {}, {f, f}, 1, 16).attrs.empty());
+  CHECK_FALSE(canonicalize(ops::prelu_op(), {f, f}, 6).empty());
+  CHECK_FALSE(canonicalize(ops::prelu_op(), {f, typed(DataType::kDouble, {3})}, 16).empty());
+  CHECK_FALSE(canonicalize(ops::prelu_op(), {typed(DataType::kInt32, {2}), typed(DataType::kInt32, {2})}, 16)
+                  .empty());
+  CHECK_FALSE(canonicalize(ops::prelu_op(), {f}, 16).empty());
+}
+
+TEST_CASE("PRelu infers X's type, its slope broadcast to it one way", "[ops][binary]") {
+  const ops::OpDef prelu = ops::prelu_op();
+  const ir::TensorType x = testing::floats({"N", "3", "H", "W"});
+  CHECK(testing::infer_text(prelu, {}, {x, testing::floats({"3", "1", "1"})}) == "float32[N,3,H,W]");
+  CHECK(testing::infer_text(prelu, {}, {x, testing::floats({"1"})}) == "float32[N,3,H,W]");
+  CHECK(testing::infer_text(prelu, {}, {x, testing::floats({"C", "1", "1"})}) == "float32[N,3,H,W]");
+  CHECK(testing::infer_text(prelu, {}, {testing::kUnknownRank, testing::floats({"3"})}) == "float32[*]");
+  CHECK(testing::infer_text(prelu, {}, {x, testing::floats({"4", "1", "1"})}).rfind("error", 0) == 0);
+  CHECK(testing::infer_text(prelu, {}, {float_type({3}), float_type({2, 3})}).rfind("error", 0) == 0);
+  const std::string mixed = testing::infer_text(prelu, {}, {float_type({3}), typed(DataType::kDouble, {3})});
+  CHECK(mixed.rfind("error", 0) == 0);
+}
+
+TEST_CASE("PRelu scales negatives by the broadcast slope", "[ops][binary]") {
+  const ir::Tensor x = testing::random_tensor({2, 3, 4}, 4);
+  const ir::Tensor slope = testing::random_tensor({3, 1}, 5);
+  const ir::Tensor out = run(ops::prelu_op(), x, slope);
+  REQUIRE(out.dims() == x.dims());
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    const float value = x.data<float>()[i];
+    const float expected = value < 0 ? slope.data<float>()[(i / 4) % 3] * value : value;
+    CHECK(out.data<float>()[i] == expected);
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const ir::Tensor special = run(ops::prelu_op(), ir::Tensor::from_floats({3}, {nan, -2, 0}),
+                                 ir::Tensor::from_floats({}, {0.5f}));
+  CHECK(std::isnan(special.data<float>()[0]));
+  CHECK(elements(special)[1] == -1.0);
+  CHECK(elements(special)[2] == 0.0);
+}
+
 TEST_CASE("binary features count one FLOP per output element", "[ops][binary]") {
   const std::vector<ir::TensorType> inputs = {float_type({4, 5}), float_type({5})};
   const ops::CostFeatures features =

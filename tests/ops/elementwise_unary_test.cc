@@ -70,6 +70,7 @@ std::vector<Case> float_cases() {
       {"Ceil", ops::ceil_op(), {}, [](double x) { return std::ceil(x); }},
       {"Sin", ops::sin_op(), {}, [](double x) { return std::sin(x); }},
       {"Cos", ops::cos_op(), {}, [](double x) { return std::cos(x); }},
+      {"Sign", ops::sign_op(), {}, [](double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }},
       {"Identity", ops::identity_op(), {}, [](double x) { return x; }},
       {"LeakyRelu", ops::leaky_relu_op(), floats({{"alpha", 0.1f}}),
        [](double x) { return x < 0 ? 0.1f * x : x; }},
@@ -167,6 +168,23 @@ TEST_CASE("Neg, Abs and Relu run on integers, wrapping at the lowest value", "[o
   CHECK(run(ops::neg_op(), {}, input).to_int64s() == std::vector<int64_t>{3, 0, -4, lowest});
   CHECK(run(ops::abs_op(), {}, input).to_int64s() == std::vector<int64_t>{3, 0, 4, lowest});
   CHECK(run(ops::relu_op(), {}, input).to_int64s() == std::vector<int64_t>{0, 0, 4, 0});
+}
+
+TEST_CASE("Sign from opset 9 on floats and integers, NaN kept", "[ops][unary]") {
+  CHECK(canonicalize(ops::sign_op(), ir::TensorType{DataType::kInt32, {}}, 9).empty());
+  CHECK(canonical(ops::sign_op(), {}, 13).empty());
+  CHECK_FALSE(canonicalize(ops::sign_op(), float_type({2}), 8).empty());
+  CHECK_FALSE(canonicalize(ops::sign_op(), ir::TensorType{DataType::kUint8, {}}, 13).empty());
+  const int64_t lowest = std::numeric_limits<int64_t>::lowest();
+  CHECK(run(ops::sign_op(), {}, int64_tensor({-3, 0, 4, lowest})).to_int64s() ==
+        std::vector<int64_t>{-1, 0, 1, -1});
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const ir::Tensor out = run(ops::sign_op(), {}, ir::Tensor::from_floats({4}, {nan, -0.0f, 1e-30f, -2}));
+  CHECK(std::isnan(out.data<float>()[0]));
+  CHECK(testing::elements(out)[1] == 0.0);
+  CHECK_FALSE(std::signbit(out.data<float>()[1]));
+  CHECK(testing::elements(out)[2] == 1.0);
+  CHECK(testing::elements(out)[3] == -1.0);
 }
 
 TEST_CASE("Identity copies strings", "[ops][unary]") {

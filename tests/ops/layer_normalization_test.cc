@@ -90,7 +90,7 @@ TEST_CASE("LayerNormalization models only Y with float32 statistics",
   CHECK_FALSE(reason({}, {types[0], types[1], types[2], types[2]}).empty());
 }
 
-TEST_CASE("LayerNormalization infers X's type; Scale and B broadcast to X",
+TEST_CASE("LayerNormalization infers X's type, and Scale and B broadcast to X",
           "[ops][layer_normalization]") {
   const ops::OpDef ln = ops::layer_normalization_op();
   const ir::TensorType symbolic{
