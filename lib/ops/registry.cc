@@ -128,6 +128,13 @@ ir::OpKind kind_from_onnx(std::string_view op_type) {
   return ir::OpKind::kOpaque;
 }
 
+ir::OpKind kind_from_name(std::string_view name) {
+  for (const OpDef* def : table()) {
+    if (def && name == def->name) return def->kind;
+  }
+  return ir::OpKind::kOpaque;
+}
+
 const char* kind_name(ir::OpKind kind) {
   if (kind == ir::OpKind::kOpaque) return "Opaque";
   return op_def(kind).name;

@@ -14,6 +14,9 @@ const OpDef& op_def(ir::OpKind kind);
 /// model it.
 ir::OpKind kind_from_onnx(std::string_view op_type);
 
+/// The kind whose name (OpDef::name) is `name`, graphsub's own kinds included; kOpaque when none.
+ir::OpKind kind_from_name(std::string_view name);
+
 /// Name of a kind (the ONNX op_type or graphsub's own name); "Opaque" for kOpaque.
 const char* kind_name(ir::OpKind kind);
 

@@ -1,0 +1,51 @@
+// Expressions of the rule language: attribute values, shape arithmetic and match conditions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace graphsub::rules {
+
+/// An expression tree (see rules/README.md, "Expressions"). One struct for every kind keeps the
+/// parser, printer and evaluator to one switch each.
+struct Expr {
+  enum class Kind {
+    kInt,       ///< int_value
+    kFloat,     ///< float_value
+    kString,    ///< text
+    kList,      ///< operands are the elements
+    kVariable,  ///< text is the variable name without '?'
+    kShape,     ///< shape(text): dims of a bound value, as an int list
+    kRank,      ///< rank(text)
+    kWeight,    ///< weight(text): 1 when the bound value is constant-computable, else 0
+    kIndex,     ///< operands[0][operands[1]]
+    kNegate,    ///< -operands[0]
+    kBinary,    ///< operands[0] text operands[1]; text is one of + - * / ++ == != < <= > >=
+  };
+
+  Kind kind = Kind::kInt;
+  int64_t int_value = 0;
+  double float_value = 0;
+  std::string text;
+  std::vector<Expr> operands;
+
+  static Expr integer(int64_t value);
+  static Expr floating(double value);
+  static Expr string(std::string value);
+  static Expr list(std::vector<Expr> elements);
+  static Expr variable(std::string name);
+  static Expr call(Kind kind, std::string value_name);  ///< shape(x), rank(x), weight(x)
+  static Expr index(Expr list, Expr position);
+  static Expr negate(Expr operand);
+  static Expr binary(std::string op, Expr lhs, Expr rhs);
+
+  bool operator==(const Expr& other) const;
+  bool operator!=(const Expr& other) const { return !(*this == other); }
+};
+
+/// The expression as the rule language writes it (fully parenthesized only where needed), so
+/// parse(to_string(e)) == e.
+std::string to_string(const Expr& expr);
+
+}  // namespace graphsub::rules

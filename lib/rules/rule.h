@@ -1,0 +1,72 @@
+// A graph substitution rule: source pattern, conditions, target, and the output mapping.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/op_kind.h"
+#include "rules/expr.h"
+
+namespace graphsub::rules {
+
+/// `name = EXPR` on a pattern node.
+struct AttrSetting {
+  std::string name;
+  Expr value;
+  bool operator==(const AttrSetting& other) const { return name == other.name && value == other.value; }
+};
+
+/// One node of a source or target pattern: `outs = Op(ins) [@copy_from, attrs]`.
+struct PatternNode {
+  ir::OpKind op = ir::OpKind::kOpaque;
+  std::vector<std::string> outputs;
+  std::vector<std::string> inputs;
+  std::string copy_from;  ///< Target only: a source value whose node's attributes are copied first.
+  std::vector<AttrSetting> attrs;
+  int line = 0;           ///< Line in the rule file, for messages (not compared).
+  bool operator==(const PatternNode& other) const;
+};
+
+/// `const NAME = EXPR` in a target: a constant tensor computed from the match.
+struct ConstDef {
+  std::string name;
+  Expr value;
+  bool operator==(const ConstDef& other) const { return name == other.name && value == other.value; }
+};
+
+/// `map SRC -> TGT`: uses of the source value move to the target value.
+struct OutputMap {
+  std::string source;
+  std::string target;
+  bool operator==(const OutputMap& other) const { return source == other.source && target == other.target; }
+};
+
+/// Where a rule came from.
+enum class Origin { kHand, kGenerated, kTaso };
+/// What the verifier last concluded about a rule.
+enum class ProofStatus { kUnverified, kProved, kRefuted, kUnknown };
+
+/// A graph substitution (rules/README.md describes the text form).
+struct Rule {
+  std::string name;
+  std::vector<std::string> comment;  ///< Comment lines above the rule, without the leading "# ".
+  Origin origin = Origin::kHand;
+  ProofStatus proof = ProofStatus::kUnverified;
+  std::vector<PatternNode> source;
+  std::vector<Expr> conditions;      ///< `where` lines; each must evaluate to a non-zero int.
+  std::vector<ConstDef> constants;   ///< Target constants, defined before the target nodes.
+  std::vector<PatternNode> target;
+  std::vector<OutputMap> outputs;
+  std::string file;                  ///< File it was read from, for messages (not compared).
+  int line = 0;                      ///< Line of `rule NAME` (not compared).
+
+  /// Pattern inputs: names the source reads but does not define, in order of first use.
+  std::vector<std::string> inputs() const;
+  bool operator==(const Rule& other) const;
+  bool operator!=(const Rule& other) const { return !(*this == other); }
+};
+
+const char* to_string(Origin origin);
+const char* to_string(ProofStatus proof);
+
+}  // namespace graphsub::rules
