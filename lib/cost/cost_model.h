@@ -23,7 +23,7 @@ class CostModel {
   virtual Cost node_cost(const ir::Graph& graph, ir::NodeId id) const = 0;
 
   /// The sum of node_cost over the live nodes, where a node export folds into a weight (see
-  /// folded_nodes) costs 0. When the graph's tensors need more than the memory cap, the cost is
+  /// ops::folded_nodes) costs 0. When the graph's tensors need more than the memory cap, the cost is
   /// Cost::infinite() (MetaFlow §4.1). Throws std::logic_error for a graph with a cycle.
   Cost graph_cost(const ir::Graph& graph) const;
 
@@ -34,12 +34,6 @@ class CostModel {
  private:
   double memory_cap_bytes_ = std::numeric_limits<double>::infinity();
 };
-
-/// Per node id, whether export folds the node into a weight: it is modelled (not opaque), has a
-/// reference kernel, and each of its inputs is a weight or an output of a folded node (a node
-/// without inputs, such as TASO's constants, is folded). Empty slots are false. Throws
-/// std::logic_error for a graph with a cycle.
-std::vector<bool> folded_nodes(const ir::Graph& graph);
 
 /// A simple upper bound of the memory a graph needs, in bytes: every input, weight and node output
 /// that a live node reads or writes or that is a graph output, all alive at once. Symbolic and

@@ -5,6 +5,7 @@
 
 #include "cost/analytical_model.h"
 #include "cost/cost_model.h"
+#include "ops/folding.h"
 #include "cost_testing.h"
 
 namespace graphsub {
@@ -56,7 +57,7 @@ TEST_CASE("graph cost is the sum of the node costs", "[cost]") {
 TEST_CASE("a node computed from weights alone costs nothing", "[cost]") {
   const ir::Graph graph = transposed_weight_graph();
   const AnalyticalModel model(cost::device_by_name("v100"));
-  REQUIRE(cost::folded_nodes(graph) == std::vector<bool>{true, false});
+  REQUIRE(ops::folded_nodes(graph) == std::vector<bool>{true, false});
   REQUIRE(model.node_cost(graph, 0).time_ms > 0);
   require_equal(model.graph_cost(graph), model.node_cost(graph, 1));
 }
@@ -72,7 +73,7 @@ TEST_CASE("chains of weight-only nodes fold, inputs with defaults and opaque nod
   const ir::NodeId after_opaque = add_inferred(graph, ir::OpKind::kRelu, {graph.node(opaque).outputs[0]});
   graph.set_outputs({graph.node(relu).outputs[0], graph.node(negated).outputs[0],
                      graph.node(after_opaque).outputs[0]});
-  REQUIRE(cost::folded_nodes(graph) == std::vector<bool>{true, true, false, false, false});
+  REQUIRE(ops::folded_nodes(graph) == std::vector<bool>{true, true, false, false, false});
 }
 
 TEST_CASE("opaque nodes cost a launch and their tensors", "[cost]") {
