@@ -1,0 +1,50 @@
+// Recursive-descent parsing of expressions and node lines over one line's tokens.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "rules/expr.h"
+#include "rules/lexer.h"
+#include "rules/rule.h"
+
+namespace graphsub::rules {
+
+/// A cursor over one line's tokens; every method throws graphsub::Error ("file:line: ...").
+class TokenStream {
+ public:
+  TokenStream(std::vector<Token> tokens, std::string where)
+      : tokens_(std::move(tokens)), where_(std::move(where)) {}
+
+  const Token& peek(std::size_t ahead = 0) const;
+  bool at_end() const { return peek().kind == Token::Kind::kEnd; }
+  /// Consumes the symbol when it is next.
+  bool accept(const char* symbol);
+  void expect(const char* symbol);
+  std::string expect_ident(const char* what);
+  void expect_end();
+
+  /// `comparison := sum [(== != < <= > >=) sum]`, the whole expression grammar of rules/README.md.
+  Expr expression();
+  /// `OUT, ... = Op(IN, ...) [@v, name = EXPR, ...]` (the op name is checked by the caller).
+  PatternNode node(std::string& op_name);
+
+  [[noreturn]] void fail(const std::string& message) const;
+
+ private:
+  bool is_symbol(const char* symbol, std::size_t ahead = 0) const;
+  Expr sum();
+  Expr product();
+  Expr unary();
+  Expr postfix(Expr base);
+  Expr primary();
+  Expr list();
+  void attributes(PatternNode& node);
+
+  std::vector<Token> tokens_;
+  std::string where_;
+  std::size_t pos_ = 0;
+};
+
+}  // namespace graphsub::rules

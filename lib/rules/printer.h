@@ -1,0 +1,17 @@
+// Writing rules in the canonical text layout of rules/README.md.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "rules/rule.h"
+
+namespace graphsub::rules {
+
+/// One rule in canonical layout, ending in "end\n"; parse_rules(print_rule(r)) == {r}.
+std::string print_rule(const Rule& rule);
+
+/// Rules in canonical layout, separated by blank lines.
+std::string print_rules(const std::vector<Rule>& rules);
+
+}  // namespace graphsub::rules
