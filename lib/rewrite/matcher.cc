@@ -1,0 +1,273 @@
+// Backtracking search for source patterns: anchor on a node of the first source op, extend along
+// values, then check the match as a whole.
+#include "rewrite/matcher.h"
+
+#include <optional>
+#include <set>
+#include <stdexcept>
+
+#include "ops/folding.h"
+#include "rewrite/expr_eval.h"
+
+namespace graphsub::rewrite {
+namespace {
+
+using rules::PatternNode;
+
+/// The facts about a graph the search reads, computed once per call.
+class GraphIndex {
+ public:
+  explicit GraphIndex(const ir::Graph& graph)
+      : graph_(graph), consumers_(graph.consumers()), is_output_(graph.value_capacity(), 0) {
+    for (ir::ValueId id : graph.outputs()) is_output_[id] = 1;
+  }
+
+  const ir::Graph& graph() const { return graph_; }
+  const std::vector<std::pair<ir::NodeId, int32_t>>& consumers(ir::ValueId id) const { return consumers_[id]; }
+  bool is_output(ir::ValueId id) const { return is_output_[id] != 0; }
+
+  /// A weight, or an output of a node export folds (computed on first use).
+  bool is_weight(ir::ValueId id) const {
+    const ir::Value& value = graph_.value(id);
+    if (value.kind != ir::ValueKind::kIntermediate) return value.kind == ir::ValueKind::kWeight;
+    if (!folded_) folded_ = ops::folded_nodes(graph_);
+    return (*folded_)[value.producer];
+  }
+
+ private:
+  const ir::Graph& graph_;
+  std::vector<std::vector<std::pair<ir::NodeId, int32_t>>> consumers_;
+  std::vector<char> is_output_;
+  mutable std::optional<std::vector<bool>> folded_;
+};
+
+/// A partial match.
+struct State {
+  Match match;
+  std::map<ir::ValueId, std::string> names;  ///< Graph value → the pattern name bound to it.
+  /// Attribute constraints other than a bare variable, checked once every node is bound.
+  std::vector<std::pair<ir::NodeId, const rules::AttrSetting*>> deferred;
+};
+
+/// Binds a pattern name to a graph value: consistent, and one name per value.
+bool bind_value(const std::string& name, ir::ValueId id, State& state) {
+  const auto it = state.match.values.find(name);
+  if (it != state.match.values.end()) return it->second == id;
+  if (id == ir::kNoValue || !state.names.emplace(id, name).second) return false;
+  state.match.values.emplace(name, id);
+  return true;
+}
+
+/// Binds a fresh `?var` or compares a bound one; defers any other expression.
+bool bind_attribute(const rules::AttrSetting& setting, ir::NodeId id, const ir::AttrValue& actual,
+                    State& state) {
+  if (setting.value.kind != rules::Expr::Kind::kVariable) {
+    state.deferred.emplace_back(id, &setting);
+    return true;
+  }
+  const auto [it, fresh] = state.match.variables.emplace(setting.value.text, actual);
+  return fresh || it->second == actual;
+}
+
+/// One search: the matches of one plan in one graph.
+class Search {
+ public:
+  Search(const GraphIndex& index, const Matcher::Plan& plan, std::vector<Match>& out)
+      : index_(index), plan_(plan), rule_(*plan.rule), out_(out) {
+    for (const rules::OutputMap& map : rule_.outputs) mapped_.insert(map.source);
+  }
+
+  /// Every match whose first source node is `anchor`.
+  void run(ir::NodeId anchor) {
+    State state;
+    state.match.rule = &rule_;
+    state.match.nodes.assign(rule_.source.size(), -1);
+    if (bind_node(0, anchor, state)) extend(1, state);
+  }
+
+ private:
+  void extend(std::size_t step, const State& state) {
+    if (step == plan_.order.size()) {
+      if (accept(state)) out_.push_back(state.match);
+      return;
+    }
+    const std::size_t index = plan_.order[step];
+    for (ir::NodeId candidate : candidates(rule_.source[index], state)) {
+      State next = state;
+      if (bind_node(index, candidate, next)) extend(step + 1, next);
+    }
+  }
+
+  /// Graph nodes that may play `pattern`: readers of a bound input at its position, else the
+  /// producer of a bound output.
+  std::vector<ir::NodeId> candidates(const PatternNode& pattern, const State& state) const {
+    std::vector<ir::NodeId> result;
+    for (std::size_t i = 0; i < pattern.inputs.size(); ++i) {
+      const auto it = state.match.values.find(pattern.inputs[i]);
+      if (it == state.match.values.end()) continue;
+      for (const auto& [reader, position] : index_.consumers(it->second)) {
+        if (static_cast<std::size_t>(position) == i) result.push_back(reader);
+      }
+      return result;
+    }
+    for (std::size_t j = 0; j < pattern.outputs.size(); ++j) {
+      const auto it = state.match.values.find(pattern.outputs[j]);
+      if (it == state.match.values.end()) continue;
+      const ir::Value& value = index_.graph().value(it->second);
+      if (value.producer >= 0 && static_cast<std::size_t>(value.output_index) == j) result.push_back(value.producer);
+      return result;
+    }
+    return result;
+  }
+
+  /// Binds source node `index` to graph node `id`: op, arity, values, attribute constraints.
+  bool bind_node(std::size_t index, ir::NodeId id, State& state) const {
+    const PatternNode& pattern = rule_.source[index];
+    const ir::Node& node = index_.graph().node(id);
+    if (node.op != pattern.op || node.op == ir::OpKind::kOpaque) return false;
+    if (node.inputs.size() != pattern.inputs.size() || node.outputs.size() < pattern.outputs.size()) return false;
+    for (ir::NodeId other : state.match.nodes) {
+      if (other == id) return false;
+    }
+    state.match.nodes[index] = id;
+    for (std::size_t i = 0; i < pattern.inputs.size(); ++i) {
+      if (!bind_value(pattern.inputs[i], node.inputs[i], state)) return false;
+    }
+    for (std::size_t j = 0; j < pattern.outputs.size(); ++j) {
+      if (!bind_value(pattern.outputs[j], node.outputs[j], state)) return false;
+    }
+    for (const rules::AttrSetting& setting : pattern.attrs) {
+      const ir::AttrValue* actual = node.attrs.find(setting.name);
+      if (!actual || !bind_attribute(setting, id, *actual, state)) return false;
+    }
+    return true;
+  }
+
+  /// The checks on a complete binding: outside uses first (cheap), then expressions.
+  bool accept(const State& state) const {
+    return outside_uses_mapped(state) && deferred_attributes_hold(state) && conditions_hold(state);
+  }
+
+  bool inside(ir::NodeId id, const State& state) const {
+    for (ir::NodeId node : state.match.nodes) {
+      if (node == id) return true;
+    }
+    return false;
+  }
+
+  /// Every produced value used outside the match (or a graph output) is a `map` source.
+  bool outside_uses_mapped(const State& state) const {
+    for (ir::NodeId id : state.match.nodes) {
+      for (ir::ValueId value : index_.graph().node(id).outputs) {
+        if (!used_outside(value, state)) continue;
+        const auto name = state.names.find(value);
+        if (name == state.names.end() || mapped_.count(name->second) == 0) return false;
+      }
+    }
+    return true;
+  }
+
+  bool used_outside(ir::ValueId value, const State& state) const {
+    if (index_.is_output(value)) return true;
+    for (const auto& use : index_.consumers(value)) {
+      if (!inside(use.first, state)) return true;
+    }
+    return false;
+  }
+
+  EvalContext context(const State& state) const {
+    return EvalContext{index_.graph(), state.match.values, state.match.variables,
+                       [this](ir::ValueId id) { return index_.is_weight(id); }};
+  }
+
+  bool deferred_attributes_hold(const State& state) const {
+    const EvalContext eval = context(state);
+    for (const auto& [id, setting] : state.deferred) {
+      const ir::AttrValue* actual = index_.graph().node(id).attrs.find(setting->name);
+      const EvalResult result = evaluate(setting->value, eval);
+      if (!result.ok()) return false;
+      const std::optional<ir::AttrValue> expected = to_attr(result.value, actual);
+      if (!expected || *expected != *actual) return false;
+    }
+    return true;
+  }
+
+  bool conditions_hold(const State& state) const {
+    const EvalContext eval = context(state);
+    for (const rules::Expr& condition : rule_.conditions) {
+      if (!holds(condition, eval)) return false;
+    }
+    return true;
+  }
+
+  const GraphIndex& index_;
+  const Matcher::Plan& plan_;
+  const rules::Rule& rule_;
+  std::vector<Match>& out_;
+  std::set<std::string> mapped_;
+};
+
+/// True when `node` reads or writes a name in `seen`.
+bool touches(const PatternNode& node, const std::set<std::string>& seen) {
+  for (const std::string& name : node.inputs) {
+    if (seen.count(name)) return true;
+  }
+  for (const std::string& name : node.outputs) {
+    if (seen.count(name)) return true;
+  }
+  return false;
+}
+
+/// Orders the source nodes so that each one shares a value with an earlier one.
+Matcher::Plan plan_of(const rules::Rule& rule) {
+  const std::vector<PatternNode>& source = rule.source;
+  if (source.empty()) throw std::invalid_argument("rule " + rule.name + " has an empty source");
+  Matcher::Plan plan{&rule, {}};
+  std::vector<char> placed(source.size(), 0);
+  std::set<std::string> seen;
+  for (std::size_t next = 0; next < source.size();) {
+    plan.order.push_back(next);
+    placed[next] = 1;
+    seen.insert(source[next].inputs.begin(), source[next].inputs.end());
+    seen.insert(source[next].outputs.begin(), source[next].outputs.end());
+    next = 1;
+    while (next < source.size() && (placed[next] || !touches(source[next], seen))) ++next;
+  }
+  if (plan.order.size() != source.size()) {
+    throw std::invalid_argument("rule " + rule.name + ": the source is not connected");
+  }
+  return plan;
+}
+
+}  // namespace
+
+Matcher::Matcher(const std::vector<rules::Rule>& rules) {
+  for (const rules::Rule& rule : rules) {
+    Plan plan = plan_of(rule);
+    by_anchor_op_[rule.source[0].op].push_back(plans_.size());
+    plans_.push_back(std::move(plan));
+  }
+}
+
+std::vector<Match> Matcher::find_all(const ir::Graph& graph) const {
+  const GraphIndex index(graph);
+  std::vector<Match> matches;
+  for (ir::NodeId id : graph.node_ids()) {
+    const auto rules = by_anchor_op_.find(graph.node(id).op);
+    if (rules == by_anchor_op_.end()) continue;
+    for (std::size_t plan : rules->second) Search(index, plans_[plan], matches).run(id);
+  }
+  return matches;
+}
+
+std::vector<Match> Matcher::find(const ir::Graph& graph, const rules::Rule& rule) {
+  const GraphIndex index(graph);
+  const Plan plan = plan_of(rule);
+  std::vector<Match> matches;
+  for (ir::NodeId id : graph.node_ids()) {
+    if (graph.node(id).op == rule.source[0].op) Search(index, plan, matches).run(id);
+  }
+  return matches;
+}
+
+}  // namespace graphsub::rewrite

@@ -1,0 +1,50 @@
+// Finding where rules' source patterns occur in a graph. Matching never changes the graph.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "rewrite/match.h"
+#include "rules/rule.h"
+
+namespace graphsub::rewrite {
+
+/// Finds every match of a set of rules (rules/README.md gives the semantics). Rules are indexed by
+/// the op of their first source node, so a graph node is only tried as the anchor of rules that
+/// can start there. The rules must outlive the Matcher and the matches it returns.
+///
+/// A match binds each source node to a distinct graph node of the same op with exactly as many
+/// inputs, and each source value name to a distinct graph value; attribute constraints and
+/// `where` conditions hold; and every value the matched nodes produce that is used outside the
+/// match (by another node, or as a graph output) is the source of a `map`. Opaque nodes never
+/// match.
+class Matcher {
+ public:
+  /// Prepares the rules; throws std::invalid_argument for a rule whose source is empty or not
+  /// connected (the parser rejects both).
+  explicit Matcher(const std::vector<rules::Rule>& rules);
+  /// The rules must outlive the Matcher: a temporary list is refused.
+  explicit Matcher(std::vector<rules::Rule>&& rules) = delete;
+
+  /// Every match of every rule, ordered by anchor node id, then rule order, then the ids of the
+  /// other nodes.
+  std::vector<Match> find_all(const ir::Graph& graph) const;
+
+  /// Every match of one rule (any rule, not only the Matcher's), in the same order; throws as the
+  /// constructor does for a rule it would refuse.
+  static std::vector<Match> find(const ir::Graph& graph, const rules::Rule& rule);
+
+  /// How a rule's source is matched: the order of its nodes, each after one it shares a value with.
+  struct Plan {
+    const rules::Rule* rule = nullptr;
+    std::vector<std::size_t> order;  ///< Source node indices; order[0] == 0, the anchor.
+  };
+
+ private:
+  std::vector<Plan> plans_;
+  std::map<ir::OpKind, std::vector<std::size_t>> by_anchor_op_;  ///< Op → indices into plans_.
+};
+
+}  // namespace graphsub::rewrite

@@ -1,0 +1,191 @@
+// The rewriter: builds the target of a match in a copy of the graph and redirects the mapped uses.
+#include "rewrite/rewriter.h"
+
+#include <exception>
+#include <set>
+
+#include "ops/folding.h"
+#include "ops/registry.h"
+#include "rewrite/expr_eval.h"
+
+namespace graphsub::rewrite {
+namespace {
+
+using rules::PatternNode;
+
+/// One application of a match; every step returns an empty string or why the match is rejected.
+class Rewrite {
+ public:
+  Rewrite(const ir::Graph& graph, const Match& match)
+      : graph_(graph), match_(match), rule_(*match.rule), names_(match.values) {
+    for (const std::string& input : rule_.inputs()) readable_.insert(input);
+  }
+
+  std::string run() {
+    std::string reason = add_constants();
+    for (std::size_t i = 0; reason.empty() && i < rule_.target.size(); ++i) {
+      reason = add_target_node(rule_.target[i]);
+    }
+    if (reason.empty()) reason = redirect();
+    if (!reason.empty()) return reason;
+    if (!graph_.topological_order()) return "the rewrite would create a cycle";
+    graph_.remove_dead_nodes();
+    return {};
+  }
+
+  ir::Graph& result() { return graph_; }
+
+ private:
+  EvalContext context() const {
+    return EvalContext{graph_, names_, match_.variables, [this](ir::ValueId id) { return is_weight(id); }};
+  }
+
+  bool is_weight(ir::ValueId id) const {
+    const ir::Value& value = graph_.value(id);
+    if (value.kind != ir::ValueKind::kIntermediate) return value.kind == ir::ValueKind::kWeight;
+    return ops::folded_nodes(graph_)[value.producer];
+  }
+
+  /// Defines a target name (a constant or a node output) for later target lines.
+  void define(const std::string& name, ir::ValueId id) {
+    names_[name] = id;
+    readable_.insert(name);
+  }
+
+  std::string add_constants() {
+    for (const rules::ConstDef& constant : rule_.constants) {
+      const EvalResult result = evaluate(constant.value, context());
+      if (!result.ok()) return "const " + constant.name + ": " + result.error;
+      std::optional<ir::Tensor> tensor = to_tensor(result.value);
+      if (!tensor) return "const " + constant.name + " is not a number or a list of numbers";
+      define(constant.name, graph_.add_weight({}, ir::share(std::move(*tensor))));
+    }
+    return {};
+  }
+
+  /// The attributes of a target node: `@v`'s source node's, then each setting.
+  std::string attributes_of(const PatternNode& pattern, ir::Attributes& attrs) const {
+    if (!pattern.copy_from.empty()) {
+      const std::optional<ir::NodeId> source = source_node_of(pattern.copy_from);
+      if (!source) return "@" + pattern.copy_from + " is not defined by a source node";
+      attrs = graph_.node(*source).attrs;
+    }
+    for (const rules::AttrSetting& setting : pattern.attrs) {
+      const EvalResult result = evaluate(setting.value, context());
+      if (!result.ok()) return setting.name + ": " + result.error;
+      std::optional<ir::AttrValue> value = to_attr(result.value, attrs.find(setting.name));
+      if (!value) return setting.name + ": " + to_string(result.value) + " is not an attribute value";
+      attrs.set(setting.name, std::move(*value));
+    }
+    return {};
+  }
+
+  /// The graph node of the source node that defines `name`.
+  std::optional<ir::NodeId> source_node_of(const std::string& name) const {
+    for (std::size_t i = 0; i < rule_.source.size(); ++i) {
+      for (const std::string& output : rule_.source[i].outputs) {
+        if (output == name) return match_.nodes.at(i);
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::string inputs_of(const PatternNode& pattern, std::vector<ir::ValueId>& inputs,
+                        std::vector<ir::TensorType>& types) const {
+    for (const std::string& name : pattern.inputs) {
+      if (readable_.count(name) == 0 || names_.count(name) == 0) {
+        return "target input " + name + " is neither a pattern input nor defined by the target";
+      }
+      inputs.push_back(names_.at(name));
+      types.push_back(graph_.value(inputs.back()).type);
+    }
+    return {};
+  }
+
+  /// Fills ONNX defaults (graphsub's own ops take their attributes as given), then infers types.
+  static ops::InferResult infer(const PatternNode& pattern, ir::Node& node, const std::vector<ir::TensorType>& types) {
+    const ops::OpDef& def = ops::op_def(pattern.op);
+    if (def.is_onnx) {
+      ops::ImportContext import{node.attrs, types, static_cast<int>(pattern.outputs.size()), kTargetOpset};
+      std::string reason = def.canonicalize(import);
+      if (!reason.empty()) return ops::InferResult::failure(reason);
+    }
+    return def.infer(node, types);
+  }
+
+  std::string add_target_node(const PatternNode& pattern) {
+    const std::string where = std::string(ops::kind_name(pattern.op)) + " (target line " +
+                              std::to_string(pattern.line) + "): ";
+    ir::Node node;
+    node.op = pattern.op;
+    std::vector<ir::TensorType> types;
+    std::string reason = inputs_of(pattern, node.inputs, types);
+    if (reason.empty()) reason = attributes_of(pattern, node.attrs);
+    if (!reason.empty()) return where + reason;
+    const ops::InferResult inferred = infer(pattern, node, types);
+    if (!inferred.ok()) return where + inferred.error;
+    if (inferred.outputs.size() < pattern.outputs.size()) return where + "too few outputs";
+    std::vector<ir::OutputSpec> outputs;
+    for (const ir::TensorType& type : inferred.outputs) outputs.push_back({type, {}});
+    const ir::NodeId id = graph_.add_node(node.op, node.inputs, outputs, node.attrs);
+    for (std::size_t j = 0; j < pattern.outputs.size(); ++j) {
+      define(pattern.outputs[j], graph_.node(id).outputs[j]);
+    }
+    return {};
+  }
+
+  bool produced_by_match(ir::ValueId id) const {
+    const ir::NodeId producer = graph_.value(id).producer;
+    for (ir::NodeId node : match_.nodes) {
+      if (node == producer) return true;
+    }
+    return false;
+  }
+
+  /// Checks every mapped pair, then moves the uses.
+  std::string redirect() {
+    std::vector<std::pair<ir::ValueId, ir::ValueId>> pairs;
+    for (const rules::OutputMap& map : rule_.outputs) {
+      const auto from = match_.values.find(map.source);
+      const auto to = names_.find(map.target);
+      const std::string what = "map " + map.source + " -> " + map.target;
+      if (from == match_.values.end() || !produced_by_match(from->second)) {
+        return what + ": the source value is not produced by the match";
+      }
+      if (to == names_.end() || readable_.count(map.target) == 0) return what + ": the target value is not defined";
+      const ir::TensorType& want = graph_.value(from->second).type;
+      const ir::TensorType& got = graph_.value(to->second).type;
+      if (want != got) return what + ": types differ, " + ir::to_string(want) + " vs " + ir::to_string(got);
+      pairs.emplace_back(from->second, to->second);
+    }
+    for (const auto& [from, to] : pairs) graph_.replace_all_uses(from, to);
+    return {};
+  }
+
+  ir::Graph graph_;
+  const Match& match_;
+  const rules::Rule& rule_;
+  std::map<std::string, ir::ValueId> names_;  ///< Source names, then target constants and outputs.
+  std::set<std::string> readable_;            ///< Names a target line may read.
+};
+
+}  // namespace
+
+std::optional<ir::Graph> apply(const ir::Graph& graph, const Match& match, std::string* why_not) {
+  std::string reason;
+  try {
+    if (!match.rule) {
+      reason = "the match has no rule";
+    } else {
+      Rewrite rewrite(graph, match);
+      reason = rewrite.run();
+      if (reason.empty()) return std::move(rewrite.result());
+    }
+  } catch (const std::exception& error) {
+    reason = error.what();
+  }
+  if (why_not) *why_not = (match.rule ? match.rule->name + ": " : std::string()) + reason;
+  return std::nullopt;
+}
+
+}  // namespace graphsub::rewrite

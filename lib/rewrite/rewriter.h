@@ -1,0 +1,26 @@
+// Applying one match: the only way a rule changes a graph.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "ir/graph.h"
+#include "rewrite/match.h"
+
+namespace graphsub::rewrite {
+
+/// The ONNX opset whose defaults fill the attributes of target nodes (their canonical form).
+inline constexpr int64_t kTargetOpset = 17;
+
+/// Applies `match` (found in `graph`) to a copy of `graph`, which stays untouched:
+///   1. adds the target's constants as weights and its nodes, with attributes copied (`@v`),
+///      set, and filled to canonical form, and output types from shape inference;
+///   2. checks that each mapped pair of values has the same type (dtype and dims, symbolic
+///      dims by name);
+///   3. points every use of each mapped source value at its target value (graph outputs keep
+///      their names), rejects a result with a cycle (TASO Fig. 6) and removes dead nodes.
+/// New values are unnamed (export names them). Returns nullopt when the rule cannot apply here,
+/// with the reason in `*why_not` when given; never throws.
+std::optional<ir::Graph> apply(const ir::Graph& graph, const Match& match, std::string* why_not = nullptr);
+
+}  // namespace graphsub::rewrite

@@ -1,0 +1,163 @@
+// Matcher: which nodes a rule's source matches, and where it must not.
+#include "rewrite/matcher.h"
+
+#include <catch2/catch.hpp>
+
+#include "rewrite/rewrite_testing.h"
+
+namespace graphsub::rewrite {
+namespace {
+
+using testing::add_canonical;
+using testing::out;
+using testing::parse_rule;
+
+/// x [1,3,8,8] → conv (3x3, 4 filters) → relu; the relu output is the graph output.
+struct ConvRelu {
+  ir::Graph graph;
+  ir::ValueId x = 0;
+  ir::NodeId conv = 0;
+  ir::NodeId relu = 0;
+
+  explicit ConvRelu(ir::Attributes conv_attrs = {}) {
+    x = graph.add_input("x", testing::float_type({1, 3, 8, 8}));
+    const ir::ValueId w = graph.add_weight("w", ir::share(testing::random_tensor({4, 3, 3, 3}, 1)));
+    conv = add_canonical(graph, ir::OpKind::kConv, {x, w}, std::move(conv_attrs));
+    relu = add_canonical(graph, ir::OpKind::kRelu, {out(graph, conv)});
+    graph.set_name(out(graph, relu), "z");
+    graph.set_outputs({out(graph, relu)});
+  }
+};
+
+TEST_CASE("conv followed by relu matches the fusion rule") {
+  const std::vector<rules::Rule> rules{parse_rule(testing::kFuseConvRelu)};
+  ConvRelu g;
+  const std::vector<Match> matches = Matcher(rules).find_all(g.graph);
+  REQUIRE(matches.size() == 1);
+  CHECK(matches[0].rule == &rules[0]);
+  CHECK(matches[0].nodes == std::vector<ir::NodeId>{g.conv, g.relu});
+  CHECK(matches[0].values.at("x") == g.x);
+  CHECK(matches[0].values.at("y") == out(g.graph, g.conv));
+  CHECK(matches[0].values.at("z") == out(g.graph, g.relu));
+  CHECK(describe(g.graph, matches[0]) == "fuse-conv-relu at #" + std::to_string(g.conv) + ", #" +
+                                             std::to_string(g.relu));
+}
+
+TEST_CASE("an attribute constraint that the node does not meet prevents the match") {
+  const std::vector<rules::Rule> rules{parse_rule(testing::kFuseConvRelu)};
+  ir::Attributes fused;
+  fused.set("activation", std::string("sigmoid"));
+  ConvRelu g(fused);
+  CHECK(Matcher(rules).find_all(g.graph).empty());
+}
+
+TEST_CASE("no match when the conv output is also used outside the match and not mapped") {
+  const std::vector<rules::Rule> rules{parse_rule(testing::kFuseConvRelu)};
+  SECTION("used by another node") {
+    ConvRelu g;
+    const ir::NodeId other = add_canonical(g.graph, ir::OpKind::kSigmoid, {out(g.graph, g.conv)});
+    g.graph.set_outputs({out(g.graph, g.relu), out(g.graph, other)});
+    CHECK(Matcher(rules).find_all(g.graph).empty());
+  }
+  SECTION("a graph output") {
+    ConvRelu g;
+    g.graph.set_outputs({out(g.graph, g.relu), out(g.graph, g.conv)});
+    CHECK(Matcher(rules).find_all(g.graph).empty());
+  }
+}
+
+TEST_CASE("opaque nodes never match") {
+  const rules::Rule rule = parse_rule(testing::kFuseConvRelu);
+  ir::Graph graph;
+  const ir::ValueId x = graph.add_input("x", testing::float_type({2}));
+  const ir::NodeId opaque = graph.add_node(ir::OpKind::kOpaque, {x}, {{testing::float_type({2}), "y"}}, {}, "op",
+                                           std::make_shared<ir::OpaqueInfo>());
+  graph.set_outputs({out(graph, opaque)});
+  CHECK(Matcher::find(graph, rule).empty());
+}
+
+TEST_CASE("attribute variables bind on the first conv and must be equal on the second") {
+  const std::vector<rules::Rule> rules{parse_rule(testing::kMergeConvs)};
+  const Matcher matcher(rules);
+  const std::vector<Match> equal = matcher.find_all(testing::two_convs({2, 2}, {2, 2}));
+  REQUIRE(equal.size() == 2);  // either conv can play y1
+  CHECK(equal[0].nodes == std::vector<ir::NodeId>{0, 1});
+  CHECK(equal[1].nodes == std::vector<ir::NodeId>{1, 0});
+  CHECK(equal[0].variables.at("s") == ir::AttrValue(std::vector<int64_t>{2, 2}));
+  CHECK(matcher.find_all(testing::two_convs({1, 1}, {2, 2})).empty());
+}
+
+const char* const kSquareMatMul = R"(
+rule square-weight
+  source
+    y = MatMul(x, w)
+  where shape(w)[0] == shape(w)[1]
+  where weight(w)
+  target
+    y2 = MatMul(x, w)
+  map y -> y2
+end
+)";
+
+TEST_CASE("where conditions must hold") {
+  const rules::Rule rule = parse_rule(kSquareMatMul);
+    auto graph_with = [](const std::vector<int64_t>& dims, bool weight) {
+    ir::Graph graph;
+    const ir::ValueId x = graph.add_input("x", testing::float_type({2, dims[0]}));
+    const ir::ValueId w = weight ? graph.add_weight("w", ir::share(testing::random_tensor(dims, 3)))
+                                 : graph.add_input("w", testing::float_type(dims));
+    graph.set_outputs({out(graph, add_canonical(graph, ir::OpKind::kMatMul, {x, w}))});
+    return graph;
+  };
+  CHECK(Matcher::find(graph_with({4, 4}, true), rule).size() == 1);
+  CHECK(Matcher::find(graph_with({4, 5}, true), rule).empty());
+  CHECK(Matcher::find(graph_with({4, 4}, false), rule).empty());
+}
+
+TEST_CASE("a weight computed from weights only counts as a weight") {
+  const rules::Rule rule = parse_rule(kSquareMatMul);
+  ir::Graph graph;
+  const ir::ValueId x = graph.add_input("x", testing::float_type({2, 4}));
+  const ir::ValueId w = graph.add_weight("w", ir::share(testing::random_tensor({4, 4}, 3)));
+  const ir::NodeId relu = add_canonical(graph, ir::OpKind::kRelu, {w});
+  graph.set_outputs({out(graph, add_canonical(graph, ir::OpKind::kMatMul, {x, out(graph, relu)}))});
+  CHECK(Matcher::find(graph, rule).size() == 1);
+}
+
+TEST_CASE("matches come in anchor order and matching never changes the graph") {
+  const std::vector<rules::Rule> rules{parse_rule(testing::kFuseConvRelu), parse_rule(testing::kMergeMatMuls)};
+  ConvRelu g;
+  const ir::NodeId conv2 = add_canonical(g.graph, ir::OpKind::kConv,
+                                         {g.x, g.graph.node(g.conv).inputs[1]});
+  const ir::NodeId relu2 = add_canonical(g.graph, ir::OpKind::kRelu, {out(g.graph, conv2)});
+  g.graph.set_outputs({out(g.graph, g.relu), out(g.graph, relu2)});
+  const uint64_t before = g.graph.structural_hash();
+  const std::vector<ir::NodeId> ids = g.graph.node_ids();
+  const std::vector<Match> matches = Matcher(rules).find_all(g.graph);
+  REQUIRE(matches.size() == 2);
+  CHECK(matches[0].nodes == std::vector<ir::NodeId>{g.conv, g.relu});
+  CHECK(matches[1].nodes == std::vector<ir::NodeId>{conv2, relu2});
+  CHECK(g.graph.structural_hash() == before);
+  CHECK(g.graph.node_ids() == ids);
+}
+
+TEST_CASE("distinct pattern names bind distinct graph values") {
+  const rules::Rule rule = parse_rule(testing::kMergeMatMuls);
+  ir::Graph graph;
+  const ir::ValueId x = graph.add_input("x", testing::float_type({3, 3}));
+  const ir::ValueId w = graph.add_input("w", testing::float_type({3, 3}));
+  const ir::NodeId square = add_canonical(graph, ir::OpKind::kMatMul, {x, x});  // w1 or w2 would be x
+  const ir::NodeId product = add_canonical(graph, ir::OpKind::kMatMul, {x, w});
+  graph.set_outputs({out(graph, square), out(graph, product)});
+  CHECK(Matcher::find(graph, rule).empty());
+}
+
+TEST_CASE("a rule whose source is not connected is refused") {
+  std::vector<rules::Rule> rules{parse_rule(testing::kFuseConvRelu)};
+  rules[0].source[1].inputs = {"unrelated"};
+  CHECK_THROWS_AS(Matcher(rules), std::invalid_argument);
+  CHECK_THROWS_AS(Matcher::find(ir::Graph(), rules[0]), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace graphsub::rewrite
