@@ -1,8 +1,10 @@
 // `graphsub optimize`: read a model, optimize it, write it, and optionally check it numerically.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,10 +12,18 @@
 
 #include "cmd/commands.h"
 #include "cmd/report_file.h"
+#include "cmd/shipped_rules.h"
+#include "cost/analytical_model.h"
+#include "cost/cached_model.h"
+#include "cost/cost_cache.h"
+#include "cost/device.h"
 #include "ir/error.h"
 #include "ir/log.h"
 #include "onnx_io/onnx_io.h"
+#include "rewrite/matcher.h"
+#include "rules/parser.h"
 #include "runtime/equivalence.h"
+#include "search/backtracking.h"
 
 namespace graphsub::cmd {
 namespace {
@@ -25,6 +35,11 @@ struct OptimizeOptions {
   std::string input;
   std::string output;
   std::string report;
+  std::vector<std::string> rule_files;
+  std::vector<std::string> disabled_rules;
+  std::string device = "v100";
+  std::string cost_cache;
+  search::SearchOptions search;
   int check_samples = 0;
   uint32_t check_seed = 0;
   double atol = 1e-5;
@@ -97,6 +112,61 @@ runtime::CheckReport run_check(const ir::Graph& original, const OptimizeOptions&
   return runtime::check_equivalent(original, written, check);
 }
 
+std::vector<rules::Rule> all_rules(const OptimizeOptions& options) {
+  std::vector<rules::Rule> rules;
+  auto append = [&rules](std::vector<rules::Rule> more) {
+    for (rules::Rule& rule : more) rules.push_back(std::move(rule));
+  };
+  if (options.rule_files.empty()) {
+    for (const ShippedRuleFile& file : shipped_rule_files()) append(rules::parse_rules(file.text, file.path));
+  }
+  for (const std::string& path : options.rule_files) append(rules::read_rules_file(path));
+  return rules;
+}
+
+/// The rules to search with: the shipped set, or exactly the --rules files, less --disable-rule.
+std::vector<rules::Rule> load_rules(const OptimizeOptions& options) {
+  std::vector<rules::Rule> rules = all_rules(options);
+  for (const std::string& name : options.disabled_rules) {
+    auto it = std::find_if(rules.begin(), rules.end(), [&](const rules::Rule& r) { return r.name == name; });
+    if (it == rules.end()) throw Error("--disable-rule: no rule named '" + name + "'");
+  }
+  rules.erase(std::remove_if(rules.begin(), rules.end(),
+                             [&](const rules::Rule& r) {
+                               return std::count(options.disabled_rules.begin(), options.disabled_rules.end(),
+                                                 r.name) > 0;
+                             }),
+              rules.end());
+  return rules;
+}
+
+/// The analytical model of --device, or measured costs from --cost-cache with it as fallback.
+std::unique_ptr<cost::CostModel> make_cost_model(const OptimizeOptions& options) {
+  cost::DeviceSpec device = cost::device_by_name(options.device);
+  if (options.cost_cache.empty()) return std::make_unique<cost::AnalyticalModel>(device);
+  cost::CostCache cache = cost::CostCache::read(options.cost_cache);
+  const std::string backend = options.device == "cpu" ? "onnxruntime-cpu" : "cudnn";
+  return std::make_unique<cost::CachedModel>(std::move(cache), backend, device);
+}
+
+nlohmann::json cost_json(const cost::Cost& cost) {
+  return {{"time_ms", cost.time_ms}, {"flops", cost.flops}, {"bytes", cost.bytes}, {"launches", cost.launches}};
+}
+
+nlohmann::json search_json(const search::SearchResult& result, std::size_t rule_count) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const search::AppliedStep& step : result.steps) steps.push_back({{"rule", step.rule}, {"where", step.where}});
+  return {{"rules", rule_count},
+          {"cost_before", cost_json(result.initial_cost)},
+          {"cost_after", cost_json(result.best_cost)},
+          {"substitutions", steps},
+          {"stop_reason", search::to_string(result.stop)},
+          {"expanded", result.expanded},
+          {"generated", result.generated},
+          {"duplicates", result.duplicates},
+          {"rejected", result.rejected}};
+}
+
 nlohmann::json import_json(const onnx_io::ImportStats& stats) {
   return {{"opset", stats.opset},
           {"modelled_nodes", stats.modelled_nodes},
@@ -113,11 +183,21 @@ void run_optimize(const OptimizeOptions& options) {
   ir::Graph original = onnx_io::import_model(options.input, {}, &stats);
   timer.stop("import");
   log->info("read {}: {} nodes ({} opaque)", options.input, original.node_count(), stats.opaque_nodes);
+  const std::vector<rules::Rule> rules = load_rules(options);
+  const rewrite::Matcher matcher(rules);
+  const std::unique_ptr<cost::CostModel> model = make_cost_model(options);
   timer.start();
-  onnx_io::export_model(original, options.output);
+  search::SearchResult result = search::backtracking_search(original, matcher, *model, options.search);
+  timer.stop("search");
+  log->info("{} substitutions, estimated {:.6g} ms -> {:.6g} ms on {} ({})", result.steps.size(),
+            result.initial_cost.time_ms, result.best_cost.time_ms, options.device, search::to_string(result.stop));
+  timer.start();
+  onnx_io::export_model(result.best, options.output);
   timer.stop("export");
-  nlohmann::json report = {{"input", options.input}, {"output", options.output},
-                           {"import", import_json(stats)}, {"nodes_before", original.node_count()}};
+  nlohmann::json report = {{"input", options.input},          {"output", options.output},
+                           {"import", import_json(stats)},    {"device", options.device},
+                           {"nodes_before", original.node_count()},
+                           {"search", search_json(result, rules.size())}};
   if (options.check_samples > 0) {
     timer.start();
     runtime::CheckReport check;
@@ -156,6 +236,17 @@ Command setup_optimize(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--dim", options->dims, "Size of a symbolic dim for --check, NAME=SIZE (default 1)");
   sub->add_option("--report", options->report, "Write a JSON report of what was done");
+  sub->add_option("--rules", options->rule_files, "Rule file to search with (repeatable; default: the shipped set)");
+  sub->add_option("--disable-rule", options->disabled_rules, "Leave out the rule of this name (repeatable)");
+  sub->add_option("--device", options->device, "Device whose cost model ranks graphs: v100, a100, h100, cpu")
+      ->capture_default_str();
+  sub->add_option("--cost-cache", options->cost_cache, "Measured costs (a cost cache file) to rank graphs with");
+  sub->add_option("--alpha", options->search.alpha, "Keep candidates costing under alpha x the best")
+      ->capture_default_str()->check(CLI::Range(1.0, 100.0));
+  sub->add_option("--budget", options->search.budget, "Most candidate graphs to expand")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_option("--time-limit", options->search.time_limit_s, "Search time limit in seconds")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
   return {sub, [options] { run_optimize(*options); }};
 }
 

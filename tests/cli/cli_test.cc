@@ -152,10 +152,35 @@ TEST_CASE("optimize writes a model that computes the same, with a report", "[cli
   CHECK(run.out.find("probabilities") != std::string::npos);
   const std::string json = read_file(report);
   CHECK(json.find("\"passed\": true") != std::string::npos);
+  CHECK(json.find("\"rule\": \"fold-conv-bias-batchnorm\"") != std::string::npos);
+  CHECK(json.find("\"stop_reason\": \"exhausted\"") != std::string::npos);
   // Deterministic: a second run writes the same bytes.
   fs::path again = dir / "again.onnx";
   REQUIRE(graphsub("-q optimize " + model("small_cnn.onnx") + " -o " + again.string()).status == 0);
   CHECK(read_file(out) == read_file(again));
+}
+
+TEST_CASE("search options are checked and take effect", "[cli]") {
+  Scratch scratch("search_options");
+  const fs::path out = scratch.path() / "out.onnx";
+  const fs::path report = scratch.path() / "report.json";
+  const std::string base = "-q optimize " + model("small_cnn.onnx") + " -o " + out.string();
+  Run device = graphsub(base + " --device tpu");
+  CHECK(device.status == 1);
+  CHECK(device.err.find("v100") != std::string::npos);
+  Run rule = graphsub(base + " --disable-rule no-such-rule");
+  CHECK(rule.status == 1);
+  CHECK(rule.err.find("no-such-rule") != std::string::npos);
+  CHECK(graphsub(base + " --alpha 0.5").status == 2);
+  CHECK_FALSE(fs::exists(out));
+  const std::string all_off =
+      " --disable-rule fold-conv-bias-batchnorm --disable-rule fuse-conv-bias-relu --report " + report.string();
+  REQUIRE(graphsub(base + all_off).status == 0);
+  CHECK(read_file(report).find("\"substitutions\": []") != std::string::npos);
+  const fs::path rules = scratch.path() / "only.rules";
+  std::ofstream(rules) << read_file(fs::path(GRAPHSUB_SOURCE_DIR) / "rules" / "fusion.rules");
+  REQUIRE(graphsub(base + " --rules " + rules.string() + " --budget 1 --report " + report.string()).status == 0);
+  CHECK(read_file(report).find("\"stop_reason\": \"budget\"") != std::string::npos);
 }
 
 TEST_CASE("unknown operators pass through untouched", "[cli]") {
