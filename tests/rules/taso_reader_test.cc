@@ -19,7 +19,7 @@ namespace {
 using rules::Expr;
 using rules::Rule;
 
-const std::string kTasoFile = GRAPHSUB_SOURCE_DIR "/../shared/peers/taso/graph_subst.pb";
+const std::string kTasoFile = GRAPHSUB_TASO_RULES;
 
 const rules::TasoRules& taso() {
   static const rules::TasoRules loaded = rules::read_taso_rules(kTasoFile);
