@@ -174,6 +174,26 @@ nlohmann::json import_json(const onnx_io::ImportStats& stats) {
           {"opaque_reasons", stats.opaque_reasons}};
 }
 
+/// Runs --check on the written output; a failed or impossible check removes the output.
+void check_output(const ir::Graph& original, const OptimizeOptions& options, PhaseTimer& timer,
+                  nlohmann::json& report) {
+  timer.start();
+  runtime::CheckReport check;
+  try {
+    check = run_check(original, options);
+  } catch (const Error& e) {
+    fs::remove(options.output);
+    throw Error(std::string("cannot check the output, so it was not kept: ") + e.what());
+  }
+  timer.stop("check");
+  print_check(check, options.check_samples);
+  report["check"] = check_json(check);
+  if (!check.passed()) {
+    fs::remove(options.output);
+    throw Error("the output differs from the input beyond tolerance; it was not kept");
+  }
+}
+
 void run_optimize(const OptimizeOptions& options) {
   auto log = logger("cli");
   ensure_distinct(options.input, options.output);
@@ -198,23 +218,7 @@ void run_optimize(const OptimizeOptions& options) {
                            {"import", import_json(stats)},    {"device", options.device},
                            {"nodes_before", original.node_count()},
                            {"search", search_json(result, rules.size())}};
-  if (options.check_samples > 0) {
-    timer.start();
-    runtime::CheckReport check;
-    try {
-      check = run_check(original, options);
-    } catch (const Error& e) {
-      fs::remove(options.output);
-      throw Error(std::string("cannot check the output, so it was not kept: ") + e.what());
-    }
-    timer.stop("check");
-    print_check(check, options.check_samples);
-    report["check"] = check_json(check);
-    if (!check.passed()) {
-      fs::remove(options.output);
-      throw Error("the output differs from the input beyond tolerance; it was not kept");
-    }
-  }
+  if (options.check_samples > 0) check_output(original, options, timer, report);
   report["seconds"] = timer.times();
   if (!options.report.empty()) write_report(options.report, report);
 }
