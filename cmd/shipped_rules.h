@@ -1,4 +1,4 @@
-// The rule files shipped in rules/, compiled into the executable so it runs from anywhere.
+// The default rule files from rules/, compiled into the executable so it runs from anywhere.
 #pragma once
 
 #include <string>
@@ -12,7 +12,7 @@ struct ShippedRuleFile {
   const char* text;
 };
 
-/// Every rules/*.rules file, in file-name order.
+/// The default rule files (the list in cmd/CMakeLists.txt), in that order.
 const std::vector<ShippedRuleFile>& shipped_rule_files();
 
 }  // namespace graphsub::cmd

@@ -1,0 +1,240 @@
+// Every rule of rules/merge.rules, applied to a graph it matches, computes what the graph did; the
+// merge and enlarge rules survive a print/parse round trip and compose (enlarge, then merge).
+#include <catch2/catch.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rewrite/matcher.h"
+#include "rewrite/rewriter.h"
+#include "rules/parser.h"
+#include "rules/printer.h"
+#include "runtime/equivalence.h"
+#include "test_util.h"
+
+namespace graphsub {
+namespace {
+
+using testing::add_inferred;
+using testing::float_type;
+
+std::vector<rules::Rule> read_rules(const std::string& file) {
+  return rules::read_rules_file(GRAPHSUB_SOURCE_DIR "/rules/" + file);
+}
+
+const rules::Rule& rule_named(const std::vector<rules::Rule>& rules, const std::string& name) {
+  for (const rules::Rule& rule : rules) {
+    if (rule.name == name) return rule;
+  }
+  throw std::runtime_error("no rule " + name);
+}
+
+/// The parameters shared by two convolutions of x [1,3,9,9] (filters 2 and 5).
+struct ConvParams {
+  std::vector<int64_t> kernel;
+  bool bias = false;
+  std::vector<int64_t> strides = {1, 1};
+  std::vector<int64_t> pads = {0, 0, 0, 0};
+  std::vector<int64_t> dilations = {1, 1};
+  std::string activation = "none";
+};
+
+/// Adds one canonical convolution of x with `filters` filters; its output is named `name`.
+ir::ValueId add_conv(ir::Graph& graph, ir::ValueId x, const ConvParams& params, int64_t filters,
+                     uint32_t seed, const std::string& name) {
+  ir::Attributes attrs;
+  attrs.set("kernel_shape", params.kernel);
+  attrs.set("strides", params.strides);
+  attrs.set("dilations", params.dilations);
+  attrs.set("pads", params.pads);
+  attrs.set("group", int64_t{1});
+  attrs.set("activation", params.activation);
+  const std::vector<int64_t> dims = {filters, 3, params.kernel[0], params.kernel[1]};
+  std::vector<ir::ValueId> inputs = {x, graph.add_weight({}, ir::share(testing::random_tensor(dims, seed)))};
+  if (params.bias) {
+    inputs.push_back(graph.add_weight({}, ir::share(testing::random_tensor({filters}, seed + 1))));
+  }
+  const ir::ValueId y = graph.node(add_inferred(graph, ir::OpKind::kConv, inputs, attrs)).outputs[0];
+  graph.set_name(y, name);
+  return y;
+}
+
+/// Two convolutions of one input, both graph outputs ("y1", "y2").
+ir::Graph two_convs(const ConvParams& first, const ConvParams& second, int64_t filters2 = 5) {
+  ir::Graph graph;
+  const ir::ValueId x = graph.add_input("x", float_type({1, 3, 9, 9}));
+  const ir::ValueId y1 = add_conv(graph, x, first, 2, 11, "y1");
+  const ir::ValueId y2 = add_conv(graph, x, second, filters2, 21, "y2");
+  graph.set_outputs({y1, y2});
+  return graph;
+}
+
+/// Two products of x by weights [k, 3] and [k, 6], both graph outputs ("y1", "y2").
+ir::Graph two_matmuls(const std::vector<int64_t>& x_dims) {
+  ir::Graph graph;
+  const ir::ValueId x = graph.add_input("x", float_type(x_dims));
+  std::vector<ir::ValueId> outputs;
+  uint32_t seed = 31;
+  for (int64_t columns : {3, 6}) {
+    const ir::ValueId w =
+        graph.add_weight({}, ir::share(testing::random_tensor({x_dims.back(), columns}, seed++)));
+    outputs.push_back(graph.node(add_inferred(graph, ir::OpKind::kMatMul, {x, w})).outputs[0]);
+    graph.set_name(outputs.back(), "y" + std::to_string(outputs.size()));
+  }
+  graph.set_outputs(outputs);
+  return graph;
+}
+
+/// Applies `rule` at every match (each once, to `graph`) and checks each result against `graph`.
+void check_every_match(const ir::Graph& graph, const rules::Rule& rule, std::size_t expected_matches) {
+  const std::vector<rewrite::Match> matches = rewrite::Matcher::find(graph, rule);
+  REQUIRE(matches.size() == expected_matches);
+  for (const rewrite::Match& match : matches) {
+    std::string why;
+    const std::optional<ir::Graph> after = rewrite::apply(graph, match, &why);
+    INFO(why);
+    REQUIRE(after);
+    CHECK(after->output_names() == graph.output_names());
+    CHECK(after->node_ids().size() == rule.target.size());
+    CHECK(runtime::check_equivalent(graph, *after).passed());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("merge-convs keeps what two convolutions compute", "[rules]") {
+  const std::vector<rules::Rule> rules = read_rules("merge.rules");
+  const rules::Rule& rule = rule_named(rules, "merge-convs");
+  const ConvParams cases[] = {
+      {{3, 3}, false, {1, 1}, {1, 1, 1, 1}},
+      {{1, 1}, false, {2, 2}, {0, 0, 0, 0}, {1, 1}, "relu"},
+      {{3, 1}, false, {2, 1}, {1, 0, 0, 0}, {2, 1}, "sigmoid"},
+  };
+  for (const ConvParams& params : cases) {
+    DYNAMIC_SECTION("kernel " << params.kernel[0] << "x" << params.kernel[1] << ", " << params.activation) {
+      check_every_match(two_convs(params, params), rule, 2);
+    }
+  }
+}
+
+TEST_CASE("merge-convs-bias keeps what two convolutions with bias compute", "[rules]") {
+  const std::vector<rules::Rule> rules = read_rules("merge.rules");
+  const rules::Rule& rule = rule_named(rules, "merge-convs-bias");
+  const ConvParams cases[] = {
+      {{3, 3}, true, {1, 1}, {1, 1, 1, 1}},
+      {{1, 1}, true, {2, 2}, {0, 0, 0, 0}, {1, 1}, "tanh"},
+      {{1, 3}, true, {1, 2}, {0, 2, 1, 1}, {1, 2}, "relu"},
+  };
+  for (const ConvParams& params : cases) {
+    DYNAMIC_SECTION("kernel " << params.kernel[0] << "x" << params.kernel[1] << ", " << params.activation) {
+      check_every_match(two_convs(params, params), rule, 2);
+    }
+  }
+}
+
+TEST_CASE("the conv merges need equal parameters and bias on both or neither", "[rules]") {
+  const std::vector<rules::Rule> rules = read_rules("merge.rules");
+  ConvParams a{{3, 3}, false, {1, 1}, {1, 1, 1, 1}};
+  ConvParams strided = a;
+  strided.strides = {2, 2};
+  ConvParams relu = a;
+  relu.activation = "relu";
+  ConvParams biased = a;
+  biased.bias = true;
+  for (const ir::Graph& graph : {two_convs(a, strided), two_convs(a, relu), two_convs(a, biased)}) {
+    CHECK(rewrite::Matcher::find(graph, rule_named(rules, "merge-convs")).empty());
+    CHECK(rewrite::Matcher::find(graph, rule_named(rules, "merge-convs-bias")).empty());
+  }
+}
+
+TEST_CASE("merge-matmuls keeps what two products compute", "[rules]") {
+  const std::vector<rules::Rule> rules = read_rules("merge.rules");
+  const rules::Rule& rule = rule_named(rules, "merge-matmuls");
+  SECTION("matrix left operand") { check_every_match(two_matmuls({5, 4}), rule, 2); }
+  SECTION("batched left operand") { check_every_match(two_matmuls({2, 5, 4}), rule, 2); }
+}
+
+TEST_CASE("split-conv-of-concats keeps what a convolution of concatenations computes", "[rules]") {
+  const std::vector<rules::Rule> rules = read_rules("merge.rules");
+  const rules::Rule& rule = rule_named(rules, "split-conv-of-concats");
+  for (const bool strided : {false, true}) {
+    DYNAMIC_SECTION((strided ? "strides 2, pads 1" : "unit strides, no pads")) {
+      ir::Graph graph;
+      const ir::ValueId x = graph.add_input("x", float_type({1, 2, 7, 7}));
+      const ir::ValueId z = graph.add_input("z", float_type({1, 3, 7, 7}));
+      const ir::ValueId y = graph.add_weight({}, ir::share(testing::random_tensor({4, 2, 3, 3}, 41)));
+      const ir::ValueId w = graph.add_weight({}, ir::share(testing::random_tensor({4, 3, 3, 3}, 42)));
+      ir::Attributes axis1;
+      axis1.set("axis", int64_t{1});
+      const ir::ValueId a = graph.node(add_inferred(graph, ir::OpKind::kConcat, {x, z}, axis1)).outputs[0];
+      const ir::ValueId v = graph.node(add_inferred(graph, ir::OpKind::kConcat, {y, w}, axis1)).outputs[0];
+      ir::Attributes attrs;
+      attrs.set("kernel_shape", std::vector<int64_t>{3, 3});
+      attrs.set("strides", std::vector<int64_t>(2, strided ? 2 : 1));
+      attrs.set("dilations", std::vector<int64_t>{1, 1});
+      attrs.set("pads", std::vector<int64_t>(4, strided ? 1 : 0));
+      attrs.set("group", int64_t{1});
+      attrs.set("activation", std::string("none"));
+      const ir::ValueId c = graph.node(add_inferred(graph, ir::OpKind::kConv, {a, v}, attrs)).outputs[0];
+      graph.set_name(c, "c");
+      graph.set_outputs({c});
+      check_every_match(graph, rule, 1);
+    }
+  }
+}
+
+TEST_CASE("a merge that splits its output the wrong way round fails the numeric check", "[rules]") {
+  // Equal filter counts keep every shape; the outputs come back swapped.
+  const std::vector<rules::Rule> wrong = rules::parse_rules(R"(
+rule wrong-merge
+  source
+    y1 = Conv(x, w1) [kernel_shape = ?k, strides = ?s, pads = ?p, dilations = ?d, group = 1, activation = ?a]
+    y2 = Conv(x, w2) [kernel_shape = ?k, strides = ?s, pads = ?p, dilations = ?d, group = 1, activation = ?a]
+  target
+    w = Concat(w2, w1) [axis = 0]
+    y = Conv(x, w) [@y1]
+    z1, z2 = Split(y) [axis = 1, split = [shape(w1)[0], shape(w2)[0]]]
+  map y1 -> z1, y2 -> z2
+end
+)",
+                                                            "wrong.rules");
+  const ConvParams params{{3, 3}, false, {1, 1}, {1, 1, 1, 1}};
+  const ir::Graph before = two_convs(params, params, 2);
+  const std::vector<rewrite::Match> matches = rewrite::Matcher::find(before, wrong[0]);
+  REQUIRE(matches.size() == 2);
+  const std::optional<ir::Graph> after = rewrite::apply(before, matches[0]);
+  REQUIRE(after);
+  CHECK_FALSE(runtime::check_equivalent(before, *after).passed());
+}
+
+TEST_CASE("an enlarged 1x1 convolution merges with a 3x3 one", "[rules]") {
+  // MetaFlow's Fig. 1: enlarge (slower alone), then merge.
+  const std::vector<rules::Rule> enlarge = read_rules("enlarge.rules");
+  const std::vector<rules::Rule> merge = read_rules("merge.rules");
+  const ir::Graph before = two_convs({{1, 1}, true}, {{3, 3}, true, {1, 1}, {1, 1, 1, 1}});
+  CHECK(rewrite::Matcher::find(before, rule_named(merge, "merge-convs-bias")).empty());
+  const std::vector<rewrite::Match> enlarged =
+      rewrite::Matcher::find(before, rule_named(enlarge, "enlarge-conv-bias-1x1-to-3x3"));
+  REQUIRE(enlarged.size() == 1);
+  const std::optional<ir::Graph> middle = rewrite::apply(before, enlarged[0]);
+  REQUIRE(middle);
+  const std::vector<rewrite::Match> merged =
+      rewrite::Matcher::find(*middle, rule_named(merge, "merge-convs-bias"));
+  REQUIRE(merged.size() == 2);
+  const std::optional<ir::Graph> after = rewrite::apply(*middle, merged[0]);
+  REQUIRE(after);
+  CHECK(after->output_names() == before.output_names());
+  CHECK(runtime::check_equivalent(before, *after).passed());
+}
+
+TEST_CASE("the merge and enlarge rules survive a print/parse round trip", "[rules]") {
+  for (const char* file : {"merge.rules", "enlarge.rules"}) {
+    INFO(file);
+    const std::vector<rules::Rule> rules = read_rules(file);
+    CHECK_FALSE(rules.empty());
+    CHECK(rules::parse_rules(rules::print_rules(rules), "again.rules") == rules);
+  }
+}
+
+}  // namespace graphsub
