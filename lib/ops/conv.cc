@@ -23,9 +23,6 @@ std::optional<Activation> parse_activation(const std::string& name) {
   return std::nullopt;
 }
 
-bool has_bias(const std::vector<ir::TensorType>& inputs) {
-  return inputs.size() > 2 && inputs[2].dtype != ir::DataType::kUndefined;
-}
 
 /// W's spatial sizes, when its rank and every spatial dim are known.
 std::optional<std::vector<int64_t>> weight_kernel_shape(const ir::Shape& weight) {
@@ -265,15 +262,7 @@ void kernel(const ir::Node& node, const std::vector<const ir::Tensor*>& inputs,
 /// A multiply-add per tap: 2 * N * M * prod(out) * (C / group) * prod(kernel_shape) FLOPs.
 CostFeatures features(const ir::Node& node, const std::vector<ir::TensorType>& inputs,
                       const std::vector<ir::TensorType>& outputs) {
-  std::vector<ir::TensorType> read(inputs.begin(), inputs.begin() + 2);
-  if (has_bias(inputs)) read.push_back(inputs[2]);
-  CostFeatures cost = elementwise_features(read, outputs, 0);
-  const ir::Dim per_group = dim_at(inputs[1].shape, 1);
-  const double macs_per_output =
-      static_cast<double>(per_group.is_known() ? per_group.value : 1) *
-      static_cast<double>(ir::num_elements(node.attrs.get_ints("kernel_shape", {})));
-  cost.flops = 2 * macs_per_output * elements_or_one(outputs[0]);
-  return cost;
+  return filter_features(node, inputs, outputs, outputs[0]);
 }
 
 }  // namespace

@@ -50,9 +50,6 @@ struct Transposed {
   int64_t cropped(std::size_t axis) const { return window.pads[axis] + window.pads[axis + window.rank()]; }
 };
 
-bool has_bias(const std::vector<ir::TensorType>& inputs) {
-  return inputs.size() > 2 && inputs[2].dtype != DataType::kUndefined;
-}
 
 /// Empty when every attribute is one of ConvTranspose's with its type.
 std::string check_attribute_types(const ir::Attributes& attrs) {
@@ -375,15 +372,7 @@ void kernel(const ir::Node& node, const std::vector<const ir::Tensor*>& inputs,
 /// 2 * N * C * prod(X's spatial sizes) * (M / group) * prod(kernel_shape) FLOPs.
 CostFeatures features(const ir::Node& node, const std::vector<ir::TensorType>& inputs,
                       const std::vector<ir::TensorType>& outputs) {
-  std::vector<ir::TensorType> read(inputs.begin(), inputs.begin() + 2);
-  if (has_bias(inputs)) read.push_back(inputs[2]);
-  CostFeatures cost = elementwise_features(read, outputs, 0);
-  const ir::Dim per_group = dim_at(inputs[1].shape, 1);
-  const double macs_per_input =
-      static_cast<double>(per_group.is_known() ? per_group.value : 1) *
-      static_cast<double>(ir::num_elements(node.attrs.get_ints("kernel_shape", {})));
-  cost.flops = 2 * macs_per_input * elements_or_one(inputs[0]);
-  return cost;
+  return filter_features(node, inputs, outputs, inputs[0]);
 }
 
 }  // namespace

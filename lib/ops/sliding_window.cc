@@ -1,8 +1,10 @@
-// Sliding-window geometry shared by Conv, AveragePool and MaxPool.
+// Sliding-window geometry and filter costs shared by Conv, ConvTranspose, AveragePool and MaxPool.
 #include "ops/sliding_window.h"
 
 #include <algorithm>
 #include <utility>
+
+#include "ops/common.h"
 
 namespace graphsub::ops {
 namespace {
@@ -134,6 +136,23 @@ std::string canonicalize_window(ir::Attributes& attrs, const ir::Shape& input, W
   if (has.dilations) attrs.set("dilations", window.dilations);
   if (has.ceil_mode) attrs.set("ceil_mode", int64_t{window.ceil_mode ? 1 : 0});
   return {};
+}
+
+bool has_bias(const std::vector<ir::TensorType>& inputs) {
+  return inputs.size() > 2 && inputs[2].dtype != ir::DataType::kUndefined;
+}
+
+CostFeatures filter_features(const ir::Node& node, const std::vector<ir::TensorType>& inputs,
+                             const std::vector<ir::TensorType>& outputs, const ir::TensorType& counted) {
+  std::vector<ir::TensorType> read(inputs.begin(), inputs.begin() + 2);
+  if (has_bias(inputs)) read.push_back(inputs[2]);
+  CostFeatures cost = elementwise_features(read, outputs, 0);
+  const ir::Dim per_group = dim_at(inputs[1].shape, 1);
+  const double macs_per_element =
+      static_cast<double>(per_group.is_known() ? per_group.value : 1) *
+      static_cast<double>(ir::num_elements(node.attrs.get_ints("kernel_shape", {})));
+  cost.flops = 2 * macs_per_element * elements_or_one(counted);
+  return cost;
 }
 
 ir::Dim dim_at(const ir::Shape& shape, std::size_t axis) {

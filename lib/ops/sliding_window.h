@@ -41,6 +41,15 @@ struct WindowAttributes {
 /// stays opaque: invalid attributes, or a SAME auto_pad with stride > 1 on an unknown input size.
 std::string canonicalize_window(ir::Attributes& attrs, const ir::Shape& input, WindowAttributes has);
 
+/// True when Conv's or ConvTranspose's optional bias (input 2) is present.
+bool has_bias(const std::vector<ir::TensorType>& inputs);
+
+/// Cost of Conv and ConvTranspose: X, W and the bias read, Y written, and a multiply-add (2 FLOPs)
+/// per (W's dim 1) · prod(kernel_shape) for each element of `counted` (Y for Conv, X for
+/// ConvTranspose).
+CostFeatures filter_features(const ir::Node& node, const std::vector<ir::TensorType>& inputs,
+                             const std::vector<ir::TensorType>& outputs, const ir::TensorType& counted);
+
 /// The dim at `axis`, or an unknown dim when the rank is unknown or too small.
 ir::Dim dim_at(const ir::Shape& shape, std::size_t axis);
 
