@@ -1,4 +1,4 @@
-// Sliding-window geometry shared by Conv, AveragePool and MaxPool: attributes, output sizes, taps.
+// Sliding-window geometry shared by Conv, ConvTranspose, AveragePool and MaxPool: attributes, output sizes, taps, filter costs.
 #pragma once
 
 #include <cstdint>
