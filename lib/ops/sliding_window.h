@@ -1,4 +1,4 @@
-// Sliding-window geometry shared by Conv, ConvTranspose, AveragePool and MaxPool: attributes, output sizes, taps, filter costs.
+// Sliding windows of Conv, ConvTranspose and the pools: attributes, output sizes, taps, costs.
 #pragma once
 
 #include <cstdint>
