@@ -22,6 +22,7 @@
 #include "onnx_io/onnx_io.h"
 #include "rewrite/matcher.h"
 #include "rules/parser.h"
+#include "rules/taso_reader.h"
 #include "runtime/equivalence.h"
 #include "search/backtracking.h"
 
@@ -120,7 +121,15 @@ std::vector<rules::Rule> all_rules(const OptimizeOptions& options) {
   if (options.rule_files.empty()) {
     for (const ShippedRuleFile& file : shipped_rule_files()) append(rules::parse_rules(file.text, file.path));
   }
-  for (const std::string& path : options.rule_files) append(rules::read_rules_file(path));
+  for (const std::string& path : options.rule_files) {
+    if (fs::path(path).extension() != ".pb") {
+      append(rules::read_rules_file(path));
+      continue;
+    }
+    rules::TasoRules taso = rules::read_taso_rules(path);
+    logger("cli")->info("{}: {} TASO rules read, {} skipped", path, taso.rules.size(), taso.skipped.size());
+    append(std::move(taso.rules));
+  }
   return rules;
 }
 
@@ -240,7 +249,7 @@ Command setup_optimize(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--dim", options->dims, "Size of a symbolic dim for --check, NAME=SIZE (default 1)");
   sub->add_option("--report", options->report, "Write a JSON report of what was done");
-  sub->add_option("--rules", options->rule_files, "Rule file to search with (repeatable; default: the shipped set)");
+  sub->add_option("--rules", options->rule_files, "Rule file to search with, or TASO's binary rules (.pb) (repeatable; default: the shipped set)");
   sub->add_option("--disable-rule", options->disabled_rules, "Leave out the rule of this name (repeatable)");
   sub->add_option("--device", options->device, "Device whose cost model ranks graphs: v100, a100, h100, cpu")
       ->capture_default_str();

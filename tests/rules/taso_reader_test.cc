@@ -12,6 +12,12 @@
 #include "rules/parser.h"
 #include "rules/printer.h"
 #include "rules/taso_reader.h"
+#include "cost/analytical_model.h"
+#include "cost/device.h"
+#include "rewrite/matcher.h"
+#include "runtime/equivalence.h"
+#include "search/backtracking.h"
+#include "test_util.h"
 
 namespace graphsub {
 namespace {
@@ -187,4 +193,23 @@ TEST_CASE("TASO rules that cannot be translated exactly are skipped with a reaso
 }
 
 }  // namespace
+TEST_CASE("graphsub's search runs TASO's rules: x*w1 + x*w2 becomes x*(w1 + w2)", "[rules][taso]") {
+  const rules::TasoRules taso = rules::read_taso_rules(kTasoFile);
+  const rewrite::Matcher matcher(taso.rules);
+  ir::Graph graph;
+  const ir::ValueId x = graph.add_input("x", testing::float_type({8, 16}));
+  const ir::ValueId w1 = graph.add_weight("w1", ir::share(testing::random_tensor({16, 32}, 1)));
+  const ir::ValueId w2 = graph.add_weight("w2", ir::share(testing::random_tensor({16, 32}, 2)));
+  const ir::NodeId a = testing::add_inferred(graph, ir::OpKind::kMatMul, {x, w1});
+  const ir::NodeId b = testing::add_inferred(graph, ir::OpKind::kMatMul, {x, w2});
+  const ir::NodeId y = testing::add_inferred(graph, ir::OpKind::kAdd, {graph.node(a).outputs[0], graph.node(b).outputs[0]});
+  graph.set_name(graph.node(y).outputs[0], "y");
+  graph.set_outputs({graph.node(y).outputs[0]});
+  const cost::AnalyticalModel model(cost::device_by_name("v100"));
+  const search::SearchResult result = search::backtracking_search(graph, matcher, model, {});
+  REQUIRE_FALSE(result.steps.empty());
+  CHECK(result.best_cost.time_ms < result.initial_cost.time_ms);
+  CHECK(runtime::check_equivalent(graph, result.best).passed());
+}
+
 }  // namespace graphsub
