@@ -1,12 +1,16 @@
 // Helpers for tests: seeded random tensors, reading and comparing elements, tiny graph builders.
 #pragma once
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "ir/graph.h"
@@ -15,6 +19,30 @@
 #include "runtime/cpu_executor.h"
 
 namespace graphsub::testing {
+
+/// This test program's folder under the system's temporary folder (one per process, so test
+/// cases run in parallel do not meet), created on first use and removed when the program ends.
+inline const std::filesystem::path& scratch_root() {
+  struct Root {
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("graphsub_test_" + std::to_string(::getpid()));
+    Root() { std::filesystem::create_directories(path); }
+    ~Root() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static const Root root;
+  return root.path;
+}
+
+/// A fresh, empty folder under scratch_root() for one test's files.
+inline std::filesystem::path scratch_dir(const std::string& name) {
+  const std::filesystem::path dir = scratch_root() / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
 
 /// A float32 tensor of the given sizes with values uniform in [low, high), seeded.
 inline ir::Tensor random_tensor(const std::vector<int64_t>& dims, uint32_t seed, float low = -1.0f,

@@ -1,9 +1,9 @@
 // Gather: picks entries along one axis by index (ONNX Gather, opsets 1, 11 and 13).
 #include <cstring>
 
-#include "ir/error.h"
 #include "ops/common.h"
 #include "ops/data_movement.h"
+#include "ops/indexing.h"
 #include "ops/op_list.h"
 
 namespace graphsub::ops {
@@ -56,15 +56,6 @@ InferResult infer(const ir::Node& node, const std::vector<ir::TensorType>& input
   return InferResult{{ir::TensorType{data.dtype, out}}, {}};
 }
 
-/// The index into an axis of `size`, a negative one counting from the back.
-int64_t checked_index(int64_t index, int64_t size) {
-  if (index < -size || index >= size) {
-    throw Error("Gather index " + std::to_string(index) + " is out of range for an axis of " +
-                std::to_string(size));
-  }
-  return index < 0 ? index + size : index;
-}
-
 /// For each index before the axis, copies the block (inner elements) each index picks.
 void kernel(const ir::Node& node, const std::vector<const ir::Tensor*>& inputs,
             std::vector<ir::Tensor>& outputs) {
@@ -78,7 +69,7 @@ void kernel(const ir::Node& node, const std::vector<const ir::Tensor*>& inputs,
   std::byte* out = outputs[0].mutable_bytes();
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t index : indices) {
-      const int64_t from = (o * size + checked_index(index, size)) * block;
+      const int64_t from = (o * size + checked_index(index, size, "Gather")) * block;
       if (block > 0) std::memcpy(out, data.bytes() + from, static_cast<std::size_t>(block));
       out += block;
     }

@@ -2,9 +2,9 @@
 // the index itself (ONNX GatherElements, opsets 11 and 13; numpy's take_along_axis).
 #include <cstring>
 
-#include "ir/error.h"
 #include "ops/common.h"
 #include "ops/data_movement.h"
+#include "ops/indexing.h"
 #include "ops/op_list.h"
 
 namespace graphsub::ops {
@@ -65,15 +65,6 @@ InferResult infer(const ir::Node& node, const std::vector<ir::TensorType>& input
   return InferResult{{ir::TensorType{data.dtype, indices.shape}}, {}};
 }
 
-/// The index into an axis of `size`, a negative one counting from the back.
-int64_t checked_index(int64_t index, int64_t size) {
-  if (index < -size || index >= size) {
-    throw Error("GatherElements index " + std::to_string(index) + " is out of range for an axis of " +
-                std::to_string(size));
-  }
-  return index < 0 ? index + size : index;
-}
-
 /// out[i0, .., ik, ..] = data[i0, .., indices[i0, .., ik, ..], ..], ik on the axis.
 void kernel(const ir::Node& node, const std::vector<const ir::Tensor*>& inputs,
             std::vector<ir::Tensor>& outputs) {
@@ -90,7 +81,7 @@ void kernel(const ir::Node& node, const std::vector<const ir::Tensor*>& inputs,
       const auto size = static_cast<std::size_t>(sizes[d]);
       const auto coordinate = static_cast<int64_t>(rest % size);
       rest /= size;
-      from += (d == axis ? checked_index(indices[i], data.dims()[d]) : coordinate) * data_strides[d];
+      from += (d == axis ? checked_index(indices[i], data.dims()[d], "GatherElements") : coordinate) * data_strides[d];
     }
     std::memcpy(out + i * static_cast<int64_t>(element), data.bytes() + from * static_cast<int64_t>(element),
                 element);

@@ -7,9 +7,11 @@
 #include <numeric>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <variant>
 
+#include "ir/error.h"
 #include "ir/float16.h"
 #include "ops/common.h"
 
@@ -188,5 +190,13 @@ ir::Tensor scalar_of(ir::DataType dtype, double value) {
   return scalar;
 }
 
+
+int64_t checked_index(int64_t index, int64_t size, const char* op) {
+  if (index < -size || index >= size) {
+    throw Error(std::string(op) + " index " + std::to_string(index) + " is out of range for an axis of " +
+                std::to_string(size));
+  }
+  return index < 0 ? index + size : index;
+}
 
 }  // namespace graphsub::ops

@@ -45,4 +45,8 @@ void convert_elements(const ir::Tensor& input, ir::Tensor& output);
 /// A rank-0 tensor of `dtype` (convertible) holding `value`, converted as convert_elements does.
 ir::Tensor scalar_of(ir::DataType dtype, double value);
 
+/// The position `index` names on an axis of `size`, a negative one counting from the back; throws
+/// graphsub::Error naming `op` when it is out of range.
+int64_t checked_index(int64_t index, int64_t size, const char* op);
+
 }  // namespace graphsub::ops

@@ -1,14 +1,12 @@
 // Test helpers for lib/cost: small graphs around a convolution, an opaque node, scratch files.
 #pragma once
 
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "ir/graph.h"
@@ -62,28 +60,6 @@ inline ir::NodeId add_opaque(ir::Graph& graph, const std::string& op_type,
                         op_type, std::move(info));
 }
 
-/// This test program's scratch folder, removed when the program exits.
-inline const std::filesystem::path& scratch_root() {
-  struct Root {
-    std::filesystem::path path =
-        std::filesystem::temp_directory_path() / ("graphsub_cost_test_" + std::to_string(::getpid()));
-    Root() { std::filesystem::create_directories(path); }
-    ~Root() {
-      std::error_code ignored;
-      std::filesystem::remove_all(path, ignored);
-    }
-  };
-  static const Root root;
-  return root.path;
-}
-
-/// A fresh, empty folder under scratch_root() for one test's files.
-inline std::filesystem::path scratch_dir(const std::string& name) {
-  const std::filesystem::path dir = scratch_root() / name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
 
 /// The whole content of a file.
 inline std::string file_text(const std::filesystem::path& path) {

@@ -2,16 +2,15 @@
 // program, file bytes, and value lookups by name.
 #pragma once
 
-#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
-#include <system_error>
 
 #include "ir/graph.h"
+#include "test_util.h"
 
 namespace graphsub::testing {
 
@@ -30,29 +29,6 @@ inline std::string test_data(const std::string& suite_and_test) {
   return test_file(suite_and_test + "/model.onnx");
 }
 
-/// This test program's folder under the system's temporary folder (one per process, so test
-/// cases run in parallel do not meet), created on first use and removed when the program ends.
-inline const std::filesystem::path& scratch_root() {
-  struct Root {
-    std::filesystem::path path =
-        std::filesystem::temp_directory_path() / ("graphsub_onnx_io_test_" + std::to_string(::getpid()));
-    Root() { std::filesystem::create_directories(path); }
-    ~Root() {
-      std::error_code ignored;
-      std::filesystem::remove_all(path, ignored);
-    }
-  };
-  static const Root root;
-  return root.path;
-}
-
-/// A fresh, empty folder under scratch_root() for one test's files.
-inline std::filesystem::path scratch_dir(const std::string& name) {
-  std::filesystem::path dir = scratch_root() / name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
 
 /// The whole content of a file.
 inline std::string read_bytes(const std::filesystem::path& path) {
