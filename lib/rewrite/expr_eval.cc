@@ -200,6 +200,31 @@ const ir::Value* bound_value(const std::string& name, const EvalContext& context
   return &context.graph.value(it->second);
 }
 
+bool is_floating(ir::DataType type) {
+  return type == ir::DataType::kFloat || type == ir::DataType::kDouble || type == ir::DataType::kFloat16 ||
+         type == ir::DataType::kBfloat16;
+}
+
+bool is_numeric(ir::DataType type) {
+  return type != ir::DataType::kUndefined && type != ir::DataType::kString &&
+         type != ir::DataType::kComplex64 && type != ir::DataType::kComplex128;
+}
+
+/// value(x): the number every element of a weight's data holds (a float for floating types).
+EvalResult uniform_value(const std::string& name, const ir::Value& value) {
+  if (!value.data) return failure("'" + name + "' has no constant data");
+  const ir::Tensor& tensor = *value.data;
+  if (!is_numeric(tensor.dtype()) || tensor.num_elements() == 0) {
+    return failure("'" + name + "' holds no numbers");
+  }
+  const double first = tensor.element_as_double(0);
+  for (int64_t i = 1; i < tensor.num_elements(); ++i) {
+    if (tensor.element_as_double(i) != first) return failure("the elements of '" + name + "' differ");
+  }
+  if (is_floating(tensor.dtype())) return success(first);
+  return success(static_cast<int64_t>(first));
+}
+
 EvalResult call(const Expr& expr, const EvalContext& context) {
   ir::ValueId id = ir::kNoValue;
   const ir::Value* value = bound_value(expr.text, context, &id);
@@ -207,12 +232,35 @@ EvalResult call(const Expr& expr, const EvalContext& context) {
   if (expr.kind == Expr::Kind::kWeight) {
     return success(int64_t{context.is_weight && context.is_weight(id)});
   }
+  if (expr.kind == Expr::Kind::kValue) return uniform_value(expr.text, *value);
   const ir::Shape& shape = value->type.shape;
   if (!shape.rank_known) return failure("the rank of '" + expr.text + "' is unknown");
   if (expr.kind == Expr::Kind::kRank) return success(static_cast<int64_t>(shape.rank()));
   const std::optional<std::vector<int64_t>> sizes = shape.sizes();
   if (!sizes) return failure("the shape of '" + expr.text + "' is not static: " + ir::to_string(shape));
+  if (expr.kind == Expr::Kind::kSize) return success(ir::num_elements(*sizes));
   return success(*sizes);
+}
+
+/// sizes(xs..., axis): the dim at `axis` (negative from the end) of each value of a bound list.
+EvalResult list_sizes(const Expr& expr, const EvalContext& context) {
+  const auto list = context.lists ? context.lists->find(expr.text) : decltype(context.lists->end()){};
+  if (!context.lists || list == context.lists->end()) return failure("'" + expr.text + "' is not a bound value list");
+  const EvalResult axis = evaluate(expr.operands.at(0), context);
+  if (!axis.ok()) return axis;
+  const auto* a = std::get_if<int64_t>(&axis.value);
+  if (!a) return failure("the axis of sizes() must be an int");
+  std::vector<int64_t> result;
+  for (ir::ValueId id : list->second) {
+    const ir::Shape& shape = context.graph.value(id).type.shape;
+    const auto rank = static_cast<int64_t>(shape.rank());
+    const int64_t k = *a < 0 ? *a + rank : *a;
+    if (!shape.rank_known || k < 0 || k >= rank || !shape.dims[k].is_known()) {
+      return failure("a value of '" + expr.text + "' has no known dim at axis " + std::to_string(*a));
+    }
+    result.push_back(shape.dims[k].value);
+  }
+  return success(result);
 }
 
 EvalResult variable(const std::string& name, const EvalContext& context) {
@@ -254,7 +302,10 @@ EvalResult evaluate(const Expr& expr, const EvalContext& context) {
     case Expr::Kind::kVariable: return variable(expr.text, context);
     case Expr::Kind::kShape:
     case Expr::Kind::kRank:
-    case Expr::Kind::kWeight: return call(expr, context);
+    case Expr::Kind::kWeight:
+    case Expr::Kind::kValue:
+    case Expr::Kind::kSize: return call(expr, context);
+    case Expr::Kind::kSizes: return list_sizes(expr, context);
     case Expr::Kind::kIndex: return with_operands(expr, context, index);
     case Expr::Kind::kNegate: {
       EvalResult operand = expr.operands.empty() ? failure("'-' without operand")

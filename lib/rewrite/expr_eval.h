@@ -29,6 +29,8 @@ struct EvalContext {
   /// `weight(x)`: whether a value is a weight or computed from weights only. Null means no value
   /// is (every `weight(x)` is 0).
   std::function<bool(ir::ValueId)> is_weight;
+  /// The value lists bound so far (`xs...`), for `sizes`; null when there are none.
+  const std::map<std::string, std::vector<ir::ValueId>>* lists = nullptr;
 };
 
 /// An evaluated expression, or why it has no value.

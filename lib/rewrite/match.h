@@ -17,6 +17,7 @@ struct Match {
   const rules::Rule* rule = nullptr;
   std::vector<ir::NodeId> nodes;                   ///< The graph node of each source node, in order.
   std::map<std::string, ir::ValueId> values;       ///< Every source value name (inputs and outputs).
+  std::map<std::string, std::vector<ir::ValueId>> lists;  ///< Every source value list (`xs...`).
   std::map<std::string, ir::AttrValue> variables;  ///< The `?var` attribute variables, without '?'.
 };
 

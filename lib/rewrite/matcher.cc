@@ -2,6 +2,7 @@
 // values, then check the match as a whole.
 #include "rewrite/matcher.h"
 
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -58,6 +59,62 @@ bool bind_value(const std::string& name, ir::ValueId id, State& state) {
   return true;
 }
 
+/// Binds a value list: consistent, and one name per value.
+bool bind_list(const std::string& name, std::vector<ir::ValueId> ids, State& state) {
+  const auto it = state.match.lists.find(name);
+  if (it != state.match.lists.end()) return it->second == ids;
+  for (ir::ValueId id : ids) {
+    if (id == ir::kNoValue || !state.names.emplace(id, name).second) return false;
+  }
+  state.match.lists.emplace(name, std::move(ids));
+  return true;
+}
+
+/// How a node's names lie over `count` graph values: a leading list (also a lone list), the
+/// named values, a trailing list.
+struct Layout {
+  bool leading = false;
+  bool trailing = false;
+  std::size_t named = 0;
+
+  explicit Layout(const std::vector<std::string>& names) {
+    leading = !names.empty() && rules::is_list_name(names.front());
+    trailing = names.size() > 1 && rules::is_list_name(names.back());
+    named = names.size() - leading - trailing;
+  }
+  bool has_lists() const { return leading || trailing; }
+
+  /// The possible lengths of the leading list. Without lists, inputs must match in number exactly
+  /// and outputs may be more than the pattern names (`exact` false).
+  std::vector<std::size_t> leading_lengths(std::size_t count, bool exact) const {
+    if (!has_lists()) return (exact ? count == named : count >= named) ? std::vector<std::size_t>{0}
+                                                                       : std::vector<std::size_t>{};
+    if (count < named) return {};
+    if (!leading) return {0};
+    if (!trailing) return {count - named};
+    std::vector<std::size_t> lengths;
+    for (std::size_t length = 0; length + named <= count; ++length) lengths.push_back(length);
+    return lengths;
+  }
+};
+
+/// Binds `names` to `ids` with a leading list of `lead` values.
+bool bind_names(const std::vector<std::string>& names, const std::vector<ir::ValueId>& ids, std::size_t lead,
+                State& state) {
+  const Layout layout(names);
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (!rules::is_list_name(names[i])) {
+      if (!bind_value(names[i], ids[next++], state)) return false;
+      continue;
+    }
+    const std::size_t end = i == 0 && layout.leading ? lead : ids.size();
+    if (!bind_list(names[i], {ids.begin() + next, ids.begin() + end}, state)) return false;
+    next = end;
+  }
+  return true;
+}
+
 /// Binds a fresh `?var` or compares a bound one; defers any other expression.
 bool bind_attribute(const rules::AttrSetting& setting, ir::NodeId id, const ir::AttrValue& actual,
                     State& state) {
@@ -82,7 +139,7 @@ class Search {
     State state;
     state.match.rule = &rule_;
     state.match.nodes.assign(rule_.source.size(), -1);
-    if (bind_node(0, anchor, state)) extend(1, state);
+    try_node(0, anchor, state, 1);
   }
 
  private:
@@ -92,50 +149,86 @@ class Search {
       return;
     }
     const std::size_t index = plan_.order[step];
-    for (ir::NodeId candidate : candidates(rule_.source[index], state)) {
-      State next = state;
-      if (bind_node(index, candidate, next)) extend(step + 1, next);
+    for (ir::NodeId candidate : candidates(rule_.source[index], state)) try_node(index, candidate, state, step + 1);
+  }
+
+  /// Binds source node `index` to graph node `id` in each way its value lists allow, and extends
+  /// every binding that holds from plan step `step`.
+  void try_node(std::size_t index, ir::NodeId id, const State& state, std::size_t step) {
+    const PatternNode& pattern = rule_.source[index];
+    const ir::Node& node = index_.graph().node(id);
+    if (node.op != pattern.op || node.op == ir::OpKind::kOpaque) return;
+    for (ir::NodeId other : state.match.nodes) {
+      if (other == id) return;
+    }
+    for (std::size_t lead_in : Layout(pattern.inputs).leading_lengths(node.inputs.size(), true)) {
+      for (std::size_t lead_out : Layout(pattern.outputs).leading_lengths(node.outputs.size(), false)) {
+        State next = state;
+        if (bind_node(index, id, lead_in, lead_out, next)) extend(step, next);
+      }
     }
   }
 
-  /// Graph nodes that may play `pattern`: readers of a bound input at its position, else the
-  /// producer of a bound output.
+  /// Graph nodes that may play `pattern`: readers of a bound input (at its position when no list
+  /// comes before it), else the producer of a bound output; failing both, the readers or the
+  /// producer of a bound list's first value.
   std::vector<ir::NodeId> candidates(const PatternNode& pattern, const State& state) const {
     std::vector<ir::NodeId> result;
+    const bool inputs_shift = Layout(pattern.inputs).leading;
     for (std::size_t i = 0; i < pattern.inputs.size(); ++i) {
       const auto it = state.match.values.find(pattern.inputs[i]);
       if (it == state.match.values.end()) continue;
       for (const auto& [reader, position] : index_.consumers(it->second)) {
-        if (static_cast<std::size_t>(position) == i) result.push_back(reader);
+        if (inputs_shift || static_cast<std::size_t>(position) == i) result.push_back(reader);
       }
-      return result;
+      return distinct(result);
     }
+    const bool outputs_shift = Layout(pattern.outputs).leading;
     for (std::size_t j = 0; j < pattern.outputs.size(); ++j) {
       const auto it = state.match.values.find(pattern.outputs[j]);
       if (it == state.match.values.end()) continue;
       const ir::Value& value = index_.graph().value(it->second);
-      if (value.producer >= 0 && static_cast<std::size_t>(value.output_index) == j) result.push_back(value.producer);
+      if (value.producer >= 0 && (outputs_shift || static_cast<std::size_t>(value.output_index) == j)) {
+        result.push_back(value.producer);
+      }
+      return result;
+    }
+    return list_candidates(pattern, state);
+  }
+
+  std::vector<ir::NodeId> list_candidates(const PatternNode& pattern, const State& state) const {
+    std::vector<ir::NodeId> result;
+    for (const std::string& name : pattern.inputs) {
+      const auto it = state.match.lists.find(name);
+      if (it == state.match.lists.end() || it->second.empty()) continue;
+      for (const auto& use : index_.consumers(it->second.front())) result.push_back(use.first);
+      return distinct(result);
+    }
+    for (const std::string& name : pattern.outputs) {
+      const auto it = state.match.lists.find(name);
+      if (it == state.match.lists.end() || it->second.empty()) continue;
+      const ir::NodeId producer = index_.graph().value(it->second.front()).producer;
+      if (producer >= 0) result.push_back(producer);
       return result;
     }
     return result;
   }
 
-  /// Binds source node `index` to graph node `id`: op, arity, values, attribute constraints.
-  bool bind_node(std::size_t index, ir::NodeId id, State& state) const {
+  /// Node ids sorted, each once (a node may read one value at several positions).
+  static std::vector<ir::NodeId> distinct(std::vector<ir::NodeId> ids) {
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    return ids;
+  }
+
+  /// Binds source node `index` to graph node `id` with leading lists of the given lengths: values,
+  /// then attribute constraints.
+  bool bind_node(std::size_t index, ir::NodeId id, std::size_t lead_in, std::size_t lead_out, State& state) const {
     const PatternNode& pattern = rule_.source[index];
     const ir::Node& node = index_.graph().node(id);
-    if (node.op != pattern.op || node.op == ir::OpKind::kOpaque) return false;
-    if (node.inputs.size() != pattern.inputs.size() || node.outputs.size() < pattern.outputs.size()) return false;
-    for (ir::NodeId other : state.match.nodes) {
-      if (other == id) return false;
-    }
     state.match.nodes[index] = id;
-    for (std::size_t i = 0; i < pattern.inputs.size(); ++i) {
-      if (!bind_value(pattern.inputs[i], node.inputs[i], state)) return false;
-    }
-    for (std::size_t j = 0; j < pattern.outputs.size(); ++j) {
-      if (!bind_value(pattern.outputs[j], node.outputs[j], state)) return false;
-    }
+    if (!bind_names(pattern.inputs, node.inputs, lead_in, state)) return false;
+    if (!bind_names(pattern.outputs, node.outputs, lead_out, state)) return false;
     for (const rules::AttrSetting& setting : pattern.attrs) {
       const ir::AttrValue* actual = node.attrs.find(setting.name);
       if (!actual || !bind_attribute(setting, id, *actual, state)) return false;
@@ -177,7 +270,7 @@ class Search {
 
   EvalContext context(const State& state) const {
     return EvalContext{index_.graph(), state.match.values, state.match.variables,
-                       [this](ir::ValueId id) { return index_.is_weight(id); }};
+                       [this](ir::ValueId id) { return index_.is_weight(id); }, &state.match.lists};
   }
 
   bool deferred_attributes_hold(const State& state) const {

@@ -2,6 +2,7 @@
 #include "rewrite/rewriter.h"
 
 #include <exception>
+#include <numeric>
 #include <set>
 
 #include "ops/folding.h"
@@ -17,7 +18,7 @@ using rules::PatternNode;
 class Rewrite {
  public:
   Rewrite(const ir::Graph& graph, const Match& match)
-      : graph_(graph), match_(match), rule_(*match.rule), names_(match.values) {
+      : graph_(graph), match_(match), rule_(*match.rule), names_(match.values), lists_(match.lists) {
     for (const std::string& input : rule_.inputs()) readable_.insert(input);
   }
 
@@ -37,7 +38,7 @@ class Rewrite {
 
  private:
   EvalContext context() const {
-    return EvalContext{graph_, names_, match_.variables, [this](ir::ValueId id) { return is_weight(id); }};
+    return EvalContext{graph_, names_, match_.variables, [this](ir::ValueId id) { return is_weight(id); }, &lists_};
   }
 
   bool is_weight(ir::ValueId id) const {
@@ -90,23 +91,54 @@ class Rewrite {
     return std::nullopt;
   }
 
+  /// The values a name stands for: one, or a value list's.
+  std::optional<std::vector<ir::ValueId>> values_of(const std::string& name) const {
+    if (readable_.count(name) == 0) return std::nullopt;
+    if (rules::is_list_name(name)) {
+      const auto it = lists_.find(name);
+      if (it == lists_.end()) return std::nullopt;
+      return it->second;
+    }
+    const auto it = names_.find(name);
+    if (it == names_.end()) return std::nullopt;
+    return std::vector<ir::ValueId>{it->second};
+  }
+
   std::string inputs_of(const PatternNode& pattern, std::vector<ir::ValueId>& inputs,
                         std::vector<ir::TensorType>& types) const {
     for (const std::string& name : pattern.inputs) {
-      if (readable_.count(name) == 0 || names_.count(name) == 0) {
-        return "target input " + name + " is neither a pattern input nor defined by the target";
+      const std::optional<std::vector<ir::ValueId>> values = values_of(name);
+      if (!values) return "target input " + name + " is neither a pattern input nor defined by the target";
+      for (ir::ValueId id : *values) {
+        inputs.push_back(id);
+        types.push_back(graph_.value(id).type);
       }
-      inputs.push_back(names_.at(name));
-      types.push_back(graph_.value(inputs.back()).type);
     }
     return {};
   }
 
+  /// How many values each of a target node's output names stands for: 1, or for a value list the
+  /// length of the source list mapped to it.
+  std::vector<std::size_t> output_counts(const PatternNode& pattern) const {
+    std::vector<std::size_t> counts;
+    for (const std::string& name : pattern.outputs) {
+      std::size_t count = 1;
+      if (rules::is_list_name(name)) {
+        for (const rules::OutputMap& map : rule_.outputs) {
+          if (map.target == name) count = match_.lists.at(map.source).size();
+        }
+      }
+      counts.push_back(count);
+    }
+    return counts;
+  }
+
   /// Fills ONNX defaults (graphsub's own ops take their attributes as given), then infers types.
-  static ops::InferResult infer(const PatternNode& pattern, ir::Node& node, const std::vector<ir::TensorType>& types) {
+  static ops::InferResult infer(const PatternNode& pattern, ir::Node& node, const std::vector<ir::TensorType>& types,
+                                std::size_t num_outputs) {
     const ops::OpDef& def = ops::op_def(pattern.op);
     if (def.is_onnx) {
-      ops::ImportContext import{node.attrs, types, static_cast<int>(pattern.outputs.size()), kTargetOpset};
+      ops::ImportContext import{node.attrs, types, static_cast<int>(num_outputs), kTargetOpset};
       std::string reason = def.canonicalize(import);
       if (!reason.empty()) return ops::InferResult::failure(reason);
     }
@@ -122,14 +154,25 @@ class Rewrite {
     std::string reason = inputs_of(pattern, node.inputs, types);
     if (reason.empty()) reason = attributes_of(pattern, node.attrs);
     if (!reason.empty()) return where + reason;
-    const ops::InferResult inferred = infer(pattern, node, types);
+    const std::vector<std::size_t> counts = output_counts(pattern);
+    const std::size_t num_outputs = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
+    const ops::InferResult inferred = infer(pattern, node, types, num_outputs);
     if (!inferred.ok()) return where + inferred.error;
-    if (inferred.outputs.size() < pattern.outputs.size()) return where + "too few outputs";
+    if (inferred.outputs.size() < num_outputs) return where + "too few outputs";
     std::vector<ir::OutputSpec> outputs;
     for (const ir::TensorType& type : inferred.outputs) outputs.push_back({type, {}});
     const ir::NodeId id = graph_.add_node(node.op, node.inputs, outputs, node.attrs);
+    const std::vector<ir::ValueId>& produced = graph_.node(id).outputs;
+    std::size_t next = 0;
     for (std::size_t j = 0; j < pattern.outputs.size(); ++j) {
-      define(pattern.outputs[j], graph_.node(id).outputs[j]);
+      const std::string& name = pattern.outputs[j];
+      if (rules::is_list_name(name)) {
+        lists_[name].assign(produced.begin() + next, produced.begin() + next + counts[j]);
+        readable_.insert(name);
+      } else {
+        define(name, produced[next]);
+      }
+      next += counts[j];
     }
     return {};
   }
@@ -142,21 +185,35 @@ class Rewrite {
     return false;
   }
 
-  /// Checks every mapped pair, then moves the uses.
+  /// The source values a map's source name stands for.
+  std::optional<std::vector<ir::ValueId>> source_values(const std::string& name) const {
+    if (rules::is_list_name(name)) {
+      const auto it = match_.lists.find(name);
+      if (it == match_.lists.end()) return std::nullopt;
+      return it->second;
+    }
+    const auto it = match_.values.find(name);
+    if (it == match_.values.end()) return std::nullopt;
+    return std::vector<ir::ValueId>{it->second};
+  }
+
+  /// Checks every mapped pair (value lists pair element by element), then moves the uses.
   std::string redirect() {
     std::vector<std::pair<ir::ValueId, ir::ValueId>> pairs;
     for (const rules::OutputMap& map : rule_.outputs) {
-      const auto from = match_.values.find(map.source);
-      const auto to = names_.find(map.target);
       const std::string what = "map " + map.source + " -> " + map.target;
-      if (from == match_.values.end() || !produced_by_match(from->second)) {
-        return what + ": the source value is not produced by the match";
+      const std::optional<std::vector<ir::ValueId>> from = source_values(map.source);
+      const std::optional<std::vector<ir::ValueId>> to = values_of(map.target);
+      if (!from) return what + ": the source value is not bound";
+      if (!to) return what + ": the target value is not defined";
+      if (from->size() != to->size()) return what + ": the lists differ in length";
+      for (std::size_t i = 0; i < from->size(); ++i) {
+        if (!produced_by_match((*from)[i])) return what + ": the source value is not produced by the match";
+        const ir::TensorType& want = graph_.value((*from)[i]).type;
+        const ir::TensorType& got = graph_.value((*to)[i]).type;
+        if (want != got) return what + ": types differ, " + ir::to_string(want) + " vs " + ir::to_string(got);
+        pairs.emplace_back((*from)[i], (*to)[i]);
       }
-      if (to == names_.end() || readable_.count(map.target) == 0) return what + ": the target value is not defined";
-      const ir::TensorType& want = graph_.value(from->second).type;
-      const ir::TensorType& got = graph_.value(to->second).type;
-      if (want != got) return what + ": types differ, " + ir::to_string(want) + " vs " + ir::to_string(got);
-      pairs.emplace_back(from->second, to->second);
     }
     for (const auto& [from, to] : pairs) graph_.replace_all_uses(from, to);
     return {};
@@ -166,6 +223,7 @@ class Rewrite {
   const Match& match_;
   const rules::Rule& rule_;
   std::map<std::string, ir::ValueId> names_;  ///< Source names, then target constants and outputs.
+  std::map<std::string, std::vector<ir::ValueId>> lists_;  ///< Source value lists, then target ones.
   std::set<std::string> readable_;            ///< Names a target line may read.
 };
 

@@ -49,6 +49,14 @@ Expr Expr::call(Kind kind, std::string value_name) {
   return expr;
 }
 
+Expr Expr::sizes(std::string list_name, Expr axis) {
+  Expr expr;
+  expr.kind = Kind::kSizes;
+  expr.text = std::move(list_name);
+  expr.operands = {std::move(axis)};
+  return expr;
+}
+
 Expr Expr::index(Expr list, Expr position) {
   Expr expr;
   expr.kind = Kind::kIndex;
@@ -148,9 +156,13 @@ std::string binary_to_string(const Expr& expr) {
 }
 
 const char* call_name(Expr::Kind kind) {
-  if (kind == Expr::Kind::kShape) return "shape";
-  if (kind == Expr::Kind::kRank) return "rank";
-  return "weight";
+  switch (kind) {
+    case Expr::Kind::kShape: return "shape";
+    case Expr::Kind::kRank: return "rank";
+    case Expr::Kind::kValue: return "value";
+    case Expr::Kind::kSize: return "size";
+    default: return "weight";
+  }
 }
 
 }  // namespace
@@ -170,7 +182,11 @@ std::string to_string(const Expr& expr) {
     case Expr::Kind::kShape:
     case Expr::Kind::kRank:
     case Expr::Kind::kWeight:
+    case Expr::Kind::kValue:
+    case Expr::Kind::kSize:
       return std::string(call_name(expr.kind)) + "(" + expr.text + ")";
+    case Expr::Kind::kSizes:
+      return "sizes(" + expr.text + ", " + to_string(expr.operands[0]) + ")";
     case Expr::Kind::kIndex:
       return wrapped(expr.operands[0], precedence(expr.operands[0]) < kAtom) + "[" +
              to_string(expr.operands[1]) + "]";

@@ -19,6 +19,9 @@ struct Expr {
     kShape,     ///< shape(text): dims of a bound value, as an int list
     kRank,      ///< rank(text)
     kWeight,    ///< weight(text): 1 when the bound value is constant-computable, else 0
+    kValue,     ///< value(text): the one number every element of a bound weight holds
+    kSize,      ///< size(text): the number of elements of a bound value
+    kSizes,     ///< sizes(text, operands[0]): each dim at an axis of a bound value list
     kIndex,     ///< operands[0][operands[1]]
     kNegate,    ///< -operands[0]
     kBinary,    ///< operands[0] text operands[1]; text is one of + - * / ++ == != < <= > >=
@@ -35,7 +38,8 @@ struct Expr {
   static Expr string(std::string value);
   static Expr list(std::vector<Expr> elements);
   static Expr variable(std::string name);
-  static Expr call(Kind kind, std::string value_name);  ///< shape(x), rank(x), weight(x)
+  static Expr call(Kind kind, std::string value_name);  ///< shape(x), rank(x), weight(x), ...
+  static Expr sizes(std::string list_name, Expr axis);   ///< sizes(xs..., axis)
   static Expr index(Expr list, Expr position);
   static Expr negate(Expr operand);
   static Expr binary(std::string op, Expr lhs, Expr rhs);

@@ -17,7 +17,10 @@ Expr::Kind function_kind(const std::string& name, const std::string& where) {
   if (name == "shape") return Expr::Kind::kShape;
   if (name == "rank") return Expr::Kind::kRank;
   if (name == "weight") return Expr::Kind::kWeight;
-  throw Error(where + ": unknown function '" + name + "' (expected shape, rank or weight)");
+  if (name == "value") return Expr::Kind::kValue;
+  if (name == "size") return Expr::Kind::kSize;
+  if (name == "sizes") return Expr::Kind::kSizes;
+  throw Error(where + ": unknown function '" + name + "' (expected shape, rank, weight, value, size or sizes)");
 }
 
 std::string describe(const Token& token) {
@@ -52,6 +55,12 @@ bool TokenStream::accept(const char* symbol) {
 
 void TokenStream::expect(const char* symbol) {
   if (!accept(symbol)) fail(std::string("expected '") + symbol + "', found " + describe(peek()));
+}
+
+std::string TokenStream::name(const char* what) {
+  std::string text = expect_ident(what);
+  if (accept("...")) text += "...";
+  return text;
 }
 
 std::string TokenStream::expect_ident(const char* what) {
@@ -143,7 +152,15 @@ Expr TokenStream::primary() {
     const Expr::Kind kind = function_kind(token.text, where_);
     ++pos_;
     expect("(");
-    std::string value = expect_ident("a value name");
+    std::string value = name("a value name");
+    if (kind == Expr::Kind::kSizes) {
+      if (!is_list_name(value)) fail("sizes() takes a value list ('" + value + "...')");
+      expect(",");
+      Expr axis = expression();
+      expect(")");
+      return Expr::sizes(std::move(value), std::move(axis));
+    }
+    if (is_list_name(value)) fail(std::string("'") + value + "' is a value list; " + token.text + "() takes one value");
     expect(")");
     return Expr::call(kind, std::move(value));
   }
@@ -163,14 +180,14 @@ Expr TokenStream::list() {
 PatternNode TokenStream::node(std::string& op_name) {
   PatternNode node;
   do {
-    node.outputs.push_back(expect_ident("an output name"));
+    node.outputs.push_back(name("an output name"));
   } while (accept(","));
   expect("=");
   op_name = expect_ident("an operator");
   expect("(");
   if (!accept(")")) {
     do {
-      node.inputs.push_back(expect_ident("an input name"));
+      node.inputs.push_back(name("an input name"));
     } while (accept(","));
     expect(")");
   }

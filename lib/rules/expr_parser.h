@@ -23,6 +23,8 @@ class TokenStream {
   bool accept(const char* symbol);
   void expect(const char* symbol);
   std::string expect_ident(const char* what);
+  /// A value name: an identifier, with "..." appended for a value list (`xs...`).
+  std::string name(const char* what);
   void expect_end();
 
   /// `comparison := sum [(== != < <= > >=) sum]`, the whole expression grammar of rules/README.md.

@@ -14,7 +14,7 @@ bool is_ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c))
 bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 
-const char* const kSymbols[] = {"==", "!=", "<=", ">=", "->", "++", "<", ">", "+", "-",
+const char* const kSymbols[] = {"...", "==", "!=", "<=", ">=", "->", "++", "<", ">", "+", "-",
                                 "*",  "/",  "(",  ")",  "[",  "]",  ",", "=", "@"};
 
 class Lexer {

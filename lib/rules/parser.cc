@@ -2,6 +2,7 @@
 // consistency checks of rules/README.md with the line they fail on.
 #include "rules/parser.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <numeric>
@@ -37,8 +38,17 @@ std::optional<Enum> from_name(const std::string& name, std::initializer_list<Enu
 /// The variables and value names an expression mentions.
 void collect_names(const Expr& expr, std::vector<std::string>& variables, std::vector<std::string>& values) {
   if (expr.kind == Expr::Kind::kVariable) variables.push_back(expr.text);
-  if (expr.kind == Expr::Kind::kShape || expr.kind == Expr::Kind::kRank || expr.kind == Expr::Kind::kWeight) {
-    values.push_back(expr.text);
+  switch (expr.kind) {
+    case Expr::Kind::kShape:
+    case Expr::Kind::kRank:
+    case Expr::Kind::kWeight:
+    case Expr::Kind::kValue:
+    case Expr::Kind::kSize:
+    case Expr::Kind::kSizes:
+      values.push_back(expr.text);
+      break;
+    default:
+      break;
   }
   for (const Expr& operand : expr.operands) collect_names(operand, variables, values);
 }
@@ -86,7 +96,8 @@ class RuleParser {
     const Token& first = tokens.peek();
     if (first.kind != Token::Kind::kIdent) return {};
     const Token& second = tokens.peek(1);
-    const bool node = second.kind == Token::Kind::kSymbol && (second.text == "=" || second.text == ",");
+    const bool node = second.kind == Token::Kind::kSymbol &&
+                      (second.text == "=" || second.text == "," || second.text == "...");
     return node ? std::string() : first.text;
   }
   [[noreturn]] void fail(const std::string& message) const { throw Error(where() + ": " + message); }
@@ -124,6 +135,8 @@ class RuleParser {
     node.op = ops::kind_from_name(op_name);
     node.line = line_;
     if (node.op == ir::OpKind::kOpaque) fail("unknown operator '" + op_name + "'");
+    check_list_positions(node.inputs, "inputs");
+    check_list_positions(node.outputs, "outputs");
     if (section_ == Section::kSource) {
       if (!node.copy_from.empty()) {
         fail("'@" + node.copy_from + "' in the source (only targets copy attributes)");
@@ -132,6 +145,14 @@ class RuleParser {
       rule_.source.push_back(std::move(node));
     } else {
       add_target_node(std::move(node));
+    }
+  }
+
+  /// Value lists stand only at the start or the end of a node's inputs or outputs, so a node's
+  /// values split into a list, the named values in order, and a list in one way per start.
+  void check_list_positions(const std::vector<std::string>& names, const char* what) const {
+    for (std::size_t i = 1; i + 1 < names.size(); ++i) {
+      if (is_list_name(names[i])) fail("'" + names[i] + "' must be first or last of the " + what);
     }
   }
 
@@ -261,14 +282,17 @@ class RuleParser {
     tokens.expect_ident("map");
     do {
       OutputMap pair;
-      pair.source = tokens.expect_ident("a source value");
+      pair.source = tokens.name("a source value");
       tokens.expect("->");
-      pair.target = tokens.expect_ident("a target value");
+      pair.target = tokens.name("a target value");
       if (source_outputs_.count(pair.source) == 0) {
         fail("map names '" + pair.source + "', which no source node defines");
       }
       if (target_values_.count(pair.target) == 0 && pattern_inputs_.count(pair.target) == 0) {
         fail("map names '" + pair.target + "', which is neither a target value nor a pattern input");
+      }
+      if (is_list_name(pair.source) != is_list_name(pair.target)) {
+        fail("map pairs a value with a value list: " + pair.source + " -> " + pair.target);
       }
       rule_.outputs.push_back(std::move(pair));
     } while (tokens.accept(","));
@@ -277,6 +301,22 @@ class RuleParser {
 
   void finish() {
     if (section_ != Section::kMap) fail("rule '" + rule_.name + "' ends before its target and map");
+    check_target_lists();
+  }
+
+  /// A value list a target node writes takes its length from the source list mapped to it.
+  void check_target_lists() {
+    for (const PatternNode& node : rule_.target) {
+      for (const std::string& output : node.outputs) {
+        if (!is_list_name(output)) continue;
+        const bool mapped = std::any_of(rule_.outputs.begin(), rule_.outputs.end(),
+                                        [&](const OutputMap& pair) { return pair.target == output; });
+        if (!mapped) {
+          line_ = node.line;
+          fail("the target list '" + output + "' is not mapped from a source list, so its length is unknown");
+        }
+      }
+    }
   }
 
   const std::string& file_;

@@ -9,6 +9,12 @@
 
 namespace graphsub::rules {
 
+/// True for the name of a value list (`xs...`): zero or more values at the start or end of a
+/// node's inputs or outputs.
+inline bool is_list_name(const std::string& name) {
+  return name.size() > 3 && name.compare(name.size() - 3, 3, "...") == 0;
+}
+
 /// `name = EXPR` on a pattern node.
 struct AttrSetting {
   std::string name;

@@ -13,6 +13,7 @@ namespace {
 struct Bound {
   ir::Graph graph;
   std::map<std::string, ir::ValueId> values;
+  std::map<std::string, std::vector<ir::ValueId>> lists;
   std::map<std::string, ir::AttrValue> variables{{"s", std::vector<int64_t>{2, 2}},
                                                  {"a", std::string("relu")},
                                                  {"k", int64_t{3}},
@@ -22,13 +23,17 @@ struct Bound {
     values["n"] = graph.add_input("n", ir::TensorType{ir::DataType::kFloat,
                                                       ir::Shape{true, {ir::Dim::named("N"), ir::Dim::known(3)}}});
     values["w"] = graph.add_weight("w", ir::share(testing::random_tensor({3, 4}, 1)));
+    values["ones"] = graph.add_weight("ones", ir::share(ir::Tensor::from_floats({2, 2}, {1, 1, 1, 1})));
+    values["k"] = graph.add_weight("k", ir::share(ir::Tensor::from_int64s({}, {7})));
+    lists["xs..."] = {values["x"], values["w"]};
   }
 
   EvalResult eval(const std::string& text) const {
     rules::TokenStream tokens(rules::tokenize(text, "test"), "test");
     const rules::Expr expr = tokens.expression();
     const EvalContext context{graph, values, variables,
-                              [this](ir::ValueId id) { return graph.value(id).kind == ir::ValueKind::kWeight; }};
+                              [this](ir::ValueId id) { return graph.value(id).kind == ir::ValueKind::kWeight; },
+                              &lists};
     return evaluate(expr, context);
   }
 
@@ -135,4 +140,23 @@ TEST_CASE("conversion to attributes and constant tensors") {
 }
 
 }  // namespace
+}  // namespace graphsub::rewrite
+
+namespace graphsub::rewrite {
+
+TEST_CASE("value, size and sizes read constants, element counts and list dims") {
+  const Bound bound;
+  CHECK(bound.text("value(ones)") == "1.0");
+  CHECK(bound.text("value(k)") == "7");
+  CHECK(bound.text("value(w)") == "error: the elements of 'w' differ");
+  CHECK(bound.text("value(x)") == "error: 'x' has no constant data");
+  CHECK(bound.text("size(x)") == "24");
+  CHECK(bound.text("size(k)") == "1");
+  CHECK(bound.text("size(n)").rfind("error: the shape of 'n' is not static", 0) == 0);
+  CHECK(bound.text("sizes(xs..., 1)") == "[3, 4]");
+  CHECK(bound.text("sizes(xs..., -1)") == "[4, 4]");
+  CHECK(bound.text("sizes(xs..., 2)") == "error: a value of 'xs...' has no known dim at axis 2");
+  CHECK(bound.text("sizes(ys..., 0)") == "error: 'ys...' is not a bound value list");
+}
+
 }  // namespace graphsub::rewrite

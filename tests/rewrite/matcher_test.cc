@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include "rewrite/rewrite_testing.h"
 
 namespace graphsub::rewrite {
@@ -160,4 +162,52 @@ TEST_CASE("a rule whose source is not connected is refused") {
 }
 
 }  // namespace
+}  // namespace graphsub::rewrite
+
+namespace graphsub::rewrite {
+
+TEST_CASE("value lists match every adjacent pair, and bind what lies around it") {
+  // y = concat(relu(x0), relu(x1), relu(x2), relu(x3)): three adjacent pairs of relus.
+  ir::Graph graph;
+  std::vector<ir::ValueId> parts;
+  for (int i = 0; i < 4; ++i) {
+    const ir::ValueId x = graph.add_input("x" + std::to_string(i), testing::float_type({1, 2}));
+    parts.push_back(out(graph, add_canonical(graph, ir::OpKind::kRelu, {x})));
+  }
+  ir::Attributes axis;
+  axis.set("axis", int64_t{1});
+  const ir::ValueId y = out(graph, add_canonical(graph, ir::OpKind::kConcat, parts, axis));
+  graph.set_outputs({y});
+  const rules::Rule rule = parse_rule(R"(
+rule pair
+  source
+    a = Relu(p)
+    b = Relu(q)
+    y = Concat(pre..., a, b, post...) [axis = 1]
+  target
+    c = Concat(p, q) [axis = 1]
+    r = Relu(c)
+    t = Concat(pre..., r, post...) [axis = 1]
+  map y -> t
+end
+)");
+  const std::vector<Match> matches = Matcher::find(graph, rule);
+  REQUIRE(matches.size() == 3);
+  std::set<std::size_t> before;
+  for (const Match& match : matches) {
+    const std::size_t lead = match.lists.at("pre...").size();
+    before.insert(lead);
+    CHECK(match.lists.at("post...").size() == 2 - lead);
+    CHECK(match.values.at("a") == parts[lead]);
+    CHECK(match.values.at("b") == parts[lead + 1]);
+  }
+  CHECK(before == std::set<std::size_t>{0, 1, 2});
+
+  // A lone list takes all inputs.
+  const std::vector<Match> all = Matcher::find(
+      graph, parse_rule("rule all\n  source\n    y = Concat(xs...)\n  target\n    t = Concat(xs...)\n  map y -> t\nend\n"));
+  REQUIRE(all.size() == 1);
+  CHECK(all[0].lists.at("xs...") == parts);
+}
+
 }  // namespace graphsub::rewrite

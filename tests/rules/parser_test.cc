@@ -170,8 +170,8 @@ TEST_CASE("errors name the file and line", "[rules]") {
         "t.rules:2: unknown proof status 'maybe' (expected unverified, proved, refuted or unknown)");
   CHECK(error_of(head + "    y = Relu(x)\n  where ?\n") == "t.rules:4: '?' must start a variable name");
   CHECK(error_of(head + "    y = Relu(x)\n  where \"open\n") == "t.rules:4: unterminated string");
-  CHECK(error_of(head + "    y = Relu(x)\n  where size(x) == 1\n") ==
-        "t.rules:4: unknown function 'size' (expected shape, rank or weight)");
+  CHECK(error_of(head + "    y = Relu(x)\n  where length(x) == 1\n") ==
+        "t.rules:4: unknown function 'length' (expected shape, rank, weight, value, size or sizes)");
   CHECK(error_of(head + "    y = Relu(x)\n  target\n    x = Relu(y)\n") ==
         "t.rules:5: target reads 'y', which is neither a pattern input nor defined earlier in the target");
   CHECK(error_of(head + "    y = Relu(x)\n  target\n    x = Relu(x)\n") ==
@@ -200,4 +200,48 @@ TEST_CASE("read_rules_file reports a missing file", "[rules]") {
 }
 
 }  // namespace
+}  // namespace graphsub
+
+namespace graphsub {
+
+TEST_CASE("value lists, value(), size() and sizes() parse and print back", "[rules]") {
+  const char* const text = R"(# Merge two adjacent parts of a split.
+rule merge-adjacent-parts
+  origin hand
+  proof unverified
+  source
+    pre..., a, b, post... = Split(x) [axis = ?ax]
+    y = Concat(a, b) [axis = ?ax]
+  where value(x) == 1
+  where size(a) > 0
+  target
+    pre2..., ab, post2... = Split(x) [axis = ?ax, split = sizes(pre..., ?ax) ++ [shape(a)[?ax] + shape(b)[?ax]] ++ sizes(post..., ?ax)]
+  map pre... -> pre2..., post... -> post2..., y -> ab
+end
+)";
+  const std::vector<Rule> parsed = parse_rules(text, "t.rules");
+  REQUIRE(parsed.size() == 1);
+  CHECK(parsed[0].source[0].outputs == std::vector<std::string>{"pre...", "a", "b", "post..."});
+  CHECK(parsed[0].inputs() == std::vector<std::string>{"x"});
+  CHECK(parsed[0].conditions[0].operands[0].kind == Expr::Kind::kValue);
+  CHECK(parsed[0].conditions[1].operands[0].kind == Expr::Kind::kSize);
+  CHECK(rules::print_rules(parsed) == text);
+  CHECK(parse_rules(rules::print_rules(parsed), "t.rules") == parsed);
+}
+
+TEST_CASE("value lists stand only at the ends and pair with lists", "[rules]") {
+  const std::string head = "rule r\n  source\n";  // lines 1-2
+  CHECK(error_of(head + "    y = Concat(a, xs..., b)\n") == "t.rules:3: 'xs...' must be first or last of the inputs");
+  CHECK(error_of(head + "    xs..., y = Split(x)\n  target\n    t = Relu(x)\n  map xs... -> t\nend\n") ==
+        "t.rules:6: map pairs a value with a value list: xs... -> t");
+  CHECK(error_of(head + "    y = Concat(xs...)\n  target\n    ys..., t = Split(x)\n  map y -> t\nend\n") ==
+        "t.rules:5: target reads 'x', which is neither a pattern input nor defined earlier in the target");
+  CHECK(error_of(head + "    y = Concat(xs..., x)\n  target\n    ys..., t = Split(x)\n  map y -> t\nend\n") ==
+        "t.rules:5: the target list 'ys...' is not mapped from a source list, so its length is unknown");
+  CHECK(error_of(head + "    y = Concat(xs..., x)\n  where sizes(x, 1) == [1]\n") ==
+        "t.rules:4: sizes() takes a value list ('x...')");
+  CHECK(error_of(head + "    y = Concat(xs..., x)\n  where shape(xs...) == [1]\n") ==
+        "t.rules:4: 'xs...' is a value list; shape() takes one value");
+}
+
 }  // namespace graphsub

@@ -1,0 +1,24 @@
+// The default rule files from rules/, compiled in so the executable and the tests search with the
+// same set from anywhere.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "rules/rule.h"
+
+namespace graphsub::rules {
+
+/// One shipped rule file: its path in the repository and its text.
+struct ShippedRuleFile {
+  const char* path;
+  const char* text;
+};
+
+/// The default rule files (the list in lib/rules/CMakeLists.txt), in that order.
+const std::vector<ShippedRuleFile>& shipped_rule_files();
+
+/// Every rule of the shipped files, parsed, in file order: what `optimize` searches with by default.
+std::vector<Rule> default_rules();
+
+}  // namespace graphsub::rules
