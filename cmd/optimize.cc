@@ -12,7 +12,6 @@
 
 #include "cmd/commands.h"
 #include "cmd/report_file.h"
-#include "cmd/shipped_rules.h"
 #include "cost/analytical_model.h"
 #include "cost/cached_model.h"
 #include "cost/cost_cache.h"
@@ -22,6 +21,7 @@
 #include "onnx_io/onnx_io.h"
 #include "rewrite/matcher.h"
 #include "rules/parser.h"
+#include "rules/shipped_rules.h"
 #include "rules/taso_reader.h"
 #include "runtime/equivalence.h"
 #include "search/backtracking.h"
@@ -118,9 +118,7 @@ std::vector<rules::Rule> all_rules(const OptimizeOptions& options) {
   auto append = [&rules](std::vector<rules::Rule> more) {
     for (rules::Rule& rule : more) rules.push_back(std::move(rule));
   };
-  if (options.rule_files.empty()) {
-    for (const ShippedRuleFile& file : shipped_rule_files()) append(rules::parse_rules(file.text, file.path));
-  }
+  if (options.rule_files.empty()) append(rules::default_rules());
   for (const std::string& path : options.rule_files) {
     if (fs::path(path).extension() != ".pb") {
       append(rules::read_rules_file(path));
