@@ -18,8 +18,10 @@ Cost node_work(const ir::Graph& graph, ir::NodeId id);
 
 /// Estimates a node's time on a DeviceSpec, the embedded default that runs on any machine:
 ///   time_ms = max(flops / (peak_flops · compute), bytes / (memory_bandwidth · memory)) · 1e3
-///             + launch_overhead_ms
-/// with the efficiencies of the node's OpFamily. A view costs nothing. A fused activation (Conv's
+///             / utilization + launch_overhead_ms
+/// with the efficiencies of the node's OpFamily, and utilization = min(1, output elements /
+/// DeviceSpec::fill_outputs): a kernel with fewer independent outputs than the device has lanes
+/// leaves part of it idle (why merging small operators pays on a GPU, MetaFlow §1). A view costs nothing. A fused activation (Conv's
 /// `activation` attribute) adds neither bytes nor a launch, so the fused form is always cheaper than
 /// the Conv plus a separate activation node.
 class AnalyticalModel : public CostModel {
@@ -35,7 +37,7 @@ class AnalyticalModel : public CostModel {
 
  private:
   /// The roofline time of `work` for a kernel of `family`, launch included, in milliseconds.
-  double time_ms(const Cost& work, OpFamily family) const;
+  double time_ms(const Cost& work, OpFamily family, double outputs) const;
 
   DeviceSpec device_;
   mutable std::atomic<int64_t> opaque_nodes_{0};

@@ -24,16 +24,23 @@ constexpr double kGpuLaunchMs = 0.005;
 /// A CPU runtime dispatching one operator to its thread pool, about half a microsecond.
 constexpr double kCpuLaunchMs = 0.0005;
 
+/// Output elements that fill a GPU: every SM holds 2,048 resident threads (CUDA occupancy limits
+/// for compute capability 7.0-9.0) and a cuDNN/cuBLAS thread computes about 8 outputs, so 256
+/// outputs per SM.
+constexpr double gpu_fill(int streaming_multiprocessors) { return 256.0 * streaming_multiprocessors; }
+/// 2 cores × 8 fp32 AVX2 lanes × 4 outputs in flight per lane.
+constexpr double kCpuFill = 64;
+
 const std::vector<DeviceSpec>& devices() {
   static const std::vector<DeviceSpec> table = {
-      {"v100", "NVIDIA Tesla V100 SXM2 (V100 datasheet: 15.7 TFLOP/s fp32, 900 GB/s HBM2)", 15.7e12,
-       900e9, kGpuLaunchMs, kEfficiency},
-      {"a100", "NVIDIA A100 40GB (A100 datasheet: 19.5 TFLOP/s fp32, 1,555 GB/s HBM2)", 19.5e12,
-       1555e9, kGpuLaunchMs, kEfficiency},
-      {"h100", "NVIDIA H100 SXM5 (H100 datasheet: 67 TFLOP/s fp32, 3.35 TB/s HBM3)", 67e12, 3.35e12,
-       kGpuLaunchMs, kEfficiency},
+      {"v100", "NVIDIA Tesla V100 SXM2 (V100 datasheet: 15.7 TFLOP/s fp32, 900 GB/s HBM2, 80 SMs)", 15.7e12,
+       900e9, kGpuLaunchMs, gpu_fill(80), kEfficiency},
+      {"a100", "NVIDIA A100 40GB (A100 datasheet: 19.5 TFLOP/s fp32, 1,555 GB/s HBM2, 108 SMs)", 19.5e12,
+       1555e9, kGpuLaunchMs, gpu_fill(108), kEfficiency},
+      {"h100", "NVIDIA H100 SXM5 (H100 datasheet: 67 TFLOP/s fp32, 3.35 TB/s HBM3, 132 SMs)", 67e12, 3.35e12,
+       kGpuLaunchMs, gpu_fill(132), kEfficiency},
       {"cpu", "a generic 2-core AVX2 machine (~100 GFLOP/s fp32, ~20 GB/s DRAM)", 100e9, 20e9,
-       kCpuLaunchMs, kEfficiency},
+       kCpuLaunchMs, kCpuFill, kEfficiency},
   };
   return table;
 }

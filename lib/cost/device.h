@@ -37,13 +37,15 @@ struct Efficiency {
 };
 
 /// What the analytical model knows of a device. A node's time is
-/// max(flops / (peak_flops · compute), bytes / (memory_bandwidth · memory)) + launch_overhead_ms.
+/// max(flops / (peak_flops · compute), bytes / (memory_bandwidth · memory)) / utilization +
+/// launch_overhead_ms, utilization = min(1, the node's output elements / fill_outputs).
 struct DeviceSpec {
   std::string name;           ///< The name --device takes ("v100", ...).
   std::string description;    ///< The product and the datasheet the numbers come from.
   double peak_flops;          ///< Peak fp32 arithmetic, FLOP/s (no tensor cores).
   double memory_bandwidth;    ///< Peak device-memory bandwidth, bytes/s.
   double launch_overhead_ms;  ///< Fixed cost of one kernel launch, milliseconds.
+  double fill_outputs;        ///< Output elements one kernel needs to keep every lane busy.
   std::array<Efficiency, kNumFamilies> efficiency;  ///< Indexed by OpFamily.
 
   /// The efficiency of one family.

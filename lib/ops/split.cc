@@ -101,11 +101,26 @@ void kernel(const ir::Node& node, const std::vector<const ir::Tensor*>& inputs,
   }
 }
 
+/// When every dim before the axis is 1 (or symbolic: the cost model prices symbolic dims at 1),
+/// each output is one contiguous block of the input, which a runtime hands to consumers as a
+/// pointer offset (TASO's split is a view too): no launch, no traffic. Otherwise a strided copy.
+CostFeatures features(const ir::Node& node, const std::vector<ir::TensorType>& inputs,
+                      const std::vector<ir::TensorType>& outputs) {
+  const ir::Shape& shape = inputs[0].shape;
+  const int64_t axis = node.attrs.get_int("axis", 0);
+  bool contiguous = shape.rank_known && axis >= 0 && axis < static_cast<int64_t>(shape.rank());
+  for (int64_t i = 0; contiguous && i < axis; ++i) {
+    const ir::Dim& dim = shape.dims[i];
+    contiguous = dim.is_symbolic() || (dim.is_known() && dim.value == 1);
+  }
+  return contiguous ? CostFeatures{} : copy_features(node, inputs, outputs);
+}
+
 }  // namespace
 
 OpDef split_op() {
   return OpDef{ir::OpKind::kSplit, "Split", true, 2, {{1, "split", 13, false}},
-               canonicalize, infer, kernel, copy_features};
+               canonicalize, infer, kernel, features};
 }
 
 }  // namespace graphsub::ops

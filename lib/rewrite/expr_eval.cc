@@ -242,6 +242,25 @@ EvalResult call(const Expr& expr, const EvalContext& context) {
   return success(*sizes);
 }
 
+/// shape(x)[i]: one dim, which must be known even where others (a symbolic batch) are not.
+EvalResult shape_dim(const Expr& expr, const EvalContext& context) {
+  const std::string& name = expr.operands[0].text;
+  const ir::Value* value = bound_value(name, context, nullptr);
+  if (!value) return failure("'" + name + "' is not a bound value");
+  const ir::Shape& shape = value->type.shape;
+  if (!shape.rank_known) return failure("the rank of '" + name + "' is unknown");
+  const EvalResult position = evaluate(expr.operands[1], context);
+  if (!position.ok()) return position;
+  const auto* i = std::get_if<int64_t>(&position.value);
+  if (!i) return failure("indexing needs a list and an int");
+  const auto rank = static_cast<int64_t>(shape.rank());
+  const int64_t k = *i < 0 ? *i + rank : *i;
+  if (k < 0 || k >= rank) return failure("index " + std::to_string(*i) + " is out of range for shape(" + name + ")");
+  const ir::Dim& dim = shape.dims[static_cast<std::size_t>(k)];
+  if (!dim.is_known()) return failure("dim " + std::to_string(*i) + " of '" + name + "' is not static: " + ir::to_string(shape));
+  return success(dim.value);
+}
+
 /// sizes(xs..., axis): the dim at `axis` (negative from the end) of each value of a bound list.
 EvalResult list_sizes(const Expr& expr, const EvalContext& context) {
   const auto list = context.lists ? context.lists->find(expr.text) : decltype(context.lists->end()){};
@@ -306,7 +325,9 @@ EvalResult evaluate(const Expr& expr, const EvalContext& context) {
     case Expr::Kind::kValue:
     case Expr::Kind::kSize: return call(expr, context);
     case Expr::Kind::kSizes: return list_sizes(expr, context);
-    case Expr::Kind::kIndex: return with_operands(expr, context, index);
+    case Expr::Kind::kIndex:
+      if (expr.operands.at(0).kind == Expr::Kind::kShape) return shape_dim(expr, context);
+      return with_operands(expr, context, index);
     case Expr::Kind::kNegate: {
       EvalResult operand = expr.operands.empty() ? failure("'-' without operand")
                                                  : evaluate(expr.operands[0], context);

@@ -25,4 +25,7 @@ struct Match {
 /// unnamed), for reports and logs.
 std::string describe(const ir::Graph& graph, const Match& match);
 
+/// "conv1, relu1": the matched nodes alone, as describe lists them.
+std::string matched_nodes(const ir::Graph& graph, const Match& match);
+
 }  // namespace graphsub::rewrite

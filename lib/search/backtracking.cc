@@ -96,8 +96,8 @@ class Search {
   void consider(ir::Graph graph, const Candidate& parent, const rewrite::Match& match) {
     const cost::Cost cost = model_.graph_cost(graph);
     auto path = std::make_shared<const StepLink>(
-        StepLink{{match.rule->name, rewrite::describe(parent.graph, match)}, parent.path});
-    if (cost.time_ms < result_.best_cost.time_ms) {
+        StepLink{{match.rule->name, rewrite::matched_nodes(parent.graph, match)}, parent.path});
+    if (improves(cost, graph)) {
       result_.best = graph;
       result_.best_cost = cost;
       best_path_ = path;
@@ -105,6 +105,15 @@ class Search {
     if (cost.time_ms < options_.alpha * result_.best_cost.time_ms) {
       queue_.push(Candidate{std::move(graph), cost.time_ms, next_order_++, std::move(path)});
     }
+  }
+
+  /// Cheaper than the best so far; at an equal cost (up to rounding), fewer nodes: a substitution
+  /// that removes a free node (a one-part split, a view) still tidies the result.
+  bool improves(const cost::Cost& cost, const ir::Graph& graph) const {
+    const double best = result_.best_cost.time_ms;
+    const double tolerance = 1e-12 * std::max(best, 1e-300);
+    if (cost.time_ms < best - tolerance) return true;
+    return cost.time_ms <= best + tolerance && graph.node_count() < result_.best.node_count();
   }
 
   SearchResult finish(StopReason reason) {

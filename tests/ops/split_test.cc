@@ -117,11 +117,25 @@ TEST_CASE("split kernel copies consecutive blocks into each part", "[ops][split]
   CHECK(halves[1].to_int64s() == std::vector<int64_t>{3, 4, 5, 6});
 }
 
-TEST_CASE("split reads and writes every byte once", "[ops][split]") {
+TEST_CASE("a strided split reads and writes every byte once", "[ops][split]") {
   ir::Node node;
+  node.attrs.set("axis", int64_t{1});
   ops::CostFeatures features = ops::split_op().features(node, {floats({"2", "6"})},
                                                         {floats({"2", "2"}), floats({"2", "4"})});
   CHECK(features.flops == 0);
   CHECK(features.bytes_read == 48);
   CHECK(features.bytes_written == 48);
+}
+
+TEST_CASE("a split into contiguous blocks is a view and costs nothing", "[ops][split]") {
+  ir::Node node;
+  node.attrs.set("axis", int64_t{1});
+  for (const char* batch : {"1", "N"}) {
+    ops::CostFeatures features = ops::split_op().features(node, {floats({batch, "6"})},
+                                                          {floats({batch, "2"}), floats({batch, "4"})});
+    CHECK(features.bytes_read == 0);
+    CHECK(features.bytes_written == 0);
+  }
+  node.attrs.set("axis", int64_t{0});
+  CHECK(ops::split_op().features(node, {floats({"6", "2"})}, {floats({"2", "2"}), floats({"4", "2"})}).bytes_read == 0);
 }

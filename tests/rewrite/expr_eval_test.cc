@@ -97,10 +97,12 @@ TEST_CASE("comparisons give 0 or 1") {
 TEST_CASE("failures are errors, never exceptions") {
   const Bound b;
   CHECK(b.text("shape(n)") == "error: the shape of 'n' is not static: [N,3]");
+  CHECK(b.text("shape(n)[1]") == "3");
+  CHECK(b.text("shape(n)[-2]") == "error: dim -2 of 'n' is not static: [N,3]");
   CHECK(b.text("shape(missing)") == "error: 'missing' is not a bound value");
   CHECK(b.text("?missing") == "error: ?missing is not bound");
   CHECK(b.text("1 / 0") == "error: integer division by zero");
-  CHECK(b.text("shape(x)[3]") == "error: index 3 is out of range for [2, 3, 4]");
+  CHECK(b.text("shape(x)[3]") == "error: index 3 is out of range for shape(x)");
   CHECK(b.text("[1, 2] + [1, 2, 3]") == "error: '+' on lists of different lengths");
   CHECK(b.text("\"a\" + 1") == "error: '+' needs numbers or lists of numbers");
   CHECK(b.text("[1] < [2]") == "error: '<' needs two numbers");
