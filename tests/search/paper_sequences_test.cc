@@ -3,7 +3,9 @@
 // analytical cost model. Each result computes what the original did and is estimated cheaper.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include "ops/folding.h"
 #include "rewrite/matcher.h"
 #include "rewrite/rewrite_testing.h"
+#include "rewrite/rewriter.h"
 #include "rules/shipped_rules.h"
 #include "runtime/equivalence.h"
 #include "search/backtracking.h"
@@ -33,7 +36,7 @@ search::SearchResult optimize_by_default(const ir::Graph& graph) {
   UNSCOPED_INFO("cost " << result.initial_cost.time_ms << " -> " << result.best_cost.time_ms << " ms, "
                         << result.steps.size() << " steps, " << result.expanded << " expanded, stop "
                         << search::to_string(result.stop));
-  for (const search::AppliedStep& step : result.steps) UNSCOPED_INFO("  " << step.where);
+  for (const search::AppliedStep& step : result.steps) UNSCOPED_INFO("  " << step.rule << " at " << step.where);
   return result;
 }
 
@@ -59,13 +62,48 @@ ir::ValueId weight(ir::Graph& graph, const std::vector<int64_t>& dims, uint32_t 
   return graph.add_weight({}, ir::share(testing::random_tensor(dims, seed)));
 }
 
-/// The result computes what the input did, on random inputs through the reference executor.
+/// The result computes what the input did, on random inputs through the reference executor. The
+/// weights are uniform in [-1, 1), so three layers of 256-channel sums reach the hundreds and float
+/// rounding in a reordered sum reaches 1e-4 absolute: compare at 1e-3 relative.
 void check_same_outputs(const ir::Graph& input, const ir::Graph& result) {
-  const runtime::CheckReport report = runtime::check_equivalent(input, result, {});
+  runtime::CheckOptions options;
+  options.atol = 1e-3;
+  options.rtol = 1e-3;
+  const runtime::CheckReport report = runtime::check_equivalent(input, result, options);
   for (const runtime::OutputCheck& output : report.outputs) {
     INFO(output.name << ": max abs error " << output.max_abs_error << ", max rel error " << output.max_rel_error);
     CHECK(output.passed);
   }
+}
+
+/// A canonical convolution of `x` by a random [filters, C, k...] weight with a random bias, pads
+/// keeping the size ("same" for odd kernels), optionally followed by a Relu.
+ir::ValueId conv(ir::Graph& graph, ir::ValueId x, int64_t filters, std::vector<int64_t> kernel, bool relu,
+                 uint32_t seed) {
+  const int64_t channels = graph.value(x).type.shape.dims[1].value;
+  std::vector<int64_t> pads = {kernel[0] / 2, kernel[1] / 2, kernel[0] / 2, kernel[1] / 2};
+  const ir::ValueId w = weight(graph, {filters, channels, kernel[0], kernel[1]}, seed);
+  const ir::ValueId b = weight(graph, {filters}, seed + 1000);
+  ir::ValueId y = out(graph, add_canonical(graph, ir::OpKind::kConv, {x, w, b}, conv_attrs(kernel, pads)));
+  return relu ? out(graph, add_canonical(graph, ir::OpKind::kRelu, {y})) : y;
+}
+
+ir::ValueId concat(ir::Graph& graph, std::vector<ir::ValueId> parts) {
+  ir::Attributes axis;
+  axis.set("axis", int64_t{1});
+  return out(graph, add_canonical(graph, ir::OpKind::kConcat, std::move(parts), axis));
+}
+
+void set_output(ir::Graph& graph, ir::ValueId y) {
+  graph.set_name(y, "y");
+  graph.set_outputs({y});
+}
+
+/// How many running nodes apply `rule` in the result's steps.
+int steps_of(const search::SearchResult& result, const std::string& rule) {
+  int count = 0;
+  for (const search::AppliedStep& step : result.steps) count += step.rule == rule;
+  return count;
 }
 
 }  // namespace
@@ -100,4 +138,121 @@ TEST_CASE("TASO Fig. 9: 32 ResNeXt branches become one grouped convolution", "[p
   CHECK(result.best_cost.time_ms < result.initial_cost.time_ms);
   check_same_outputs(graph, result.best);
 }
+}  // namespace graphsub
+
+namespace graphsub {
+
+TEST_CASE("MetaFlow Fig. 1: a ResNet module's shortcut enlarged, merged and fused", "[paper]") {
+  // x -> conv3x3 -> relu -> conv3x3 -> add(conv1x1(x)) -> relu, at CIFAR ResNet sizes. MetaFlow's
+  // sequence: enlarge the 1x1 shortcut, merge it with the first 3x3, fuse the add and the relu into
+  // the second conv. The analytical model ranks its result cheaper than plain fusion, by 0.7 %,
+  // but the search does not reach it: the merge needs the first conv's relu unfused, while every
+  // unfused state costs far more than α = 1.05 × the fused graph's cost, and no rule unfuses.
+  // So this test checks the sequence and its ranking, and that the search's result is no worse
+  // than the original.
+  ir::Graph graph;
+  const ir::ValueId x = graph.add_input("x", float_type({1, 64, 8, 8}));
+  const ir::ValueId a = conv(graph, x, 64, {3, 3}, true, 1);
+  const ir::ValueId b = conv(graph, a, 64, {3, 3}, false, 2);
+  const ir::ValueId shortcut = conv(graph, x, 64, {1, 1}, false, 3);
+  const ir::ValueId sum = out(graph, add_canonical(graph, ir::OpKind::kAdd, {b, shortcut}));
+  set_output(graph, out(graph, add_canonical(graph, ir::OpKind::kRelu, {sum})));
+
+  // The paper's sequence, applied rule by rule with the shipped rules.
+  const std::vector<rules::Rule> rules = rules::default_rules();
+  ir::Graph sequence = graph;
+  for (const char* name : {"enlarge-conv-bias-1x1-to-3x3", "merge-convs-bias", "fuse-conv-bias-add-residual",
+                           "fuse-conv-residual-relu"}) {
+    const auto rule = std::find_if(rules.begin(), rules.end(), [&](const rules::Rule& r) { return r.name == name; });
+    REQUIRE(rule != rules.end());
+    const std::vector<rewrite::Match> matches = rewrite::Matcher::find(sequence, *rule);
+    REQUIRE(!matches.empty());  // the merge matches in both orders of its two convs
+    std::string why;
+    std::optional<ir::Graph> next = rewrite::apply(sequence, matches[0], &why);
+    INFO(name << ": " << why);
+    REQUIRE(next);
+    sequence = std::move(*next);
+  }
+  check_same_outputs(graph, sequence);
+  CHECK(running_ops(sequence).at(ir::OpKind::kConv) == 2);
+
+  const cost::AnalyticalModel model(cost::device_by_name("v100"));
+  const double sequence_ms = model.graph_cost(sequence).time_ms;
+  const search::SearchResult result = optimize_by_default(graph);
+  INFO("MetaFlow's sequence " << sequence_ms << " ms, the search's result " << result.best_cost.time_ms << " ms");
+  CHECK(sequence_ms < result.best_cost.time_ms);
+  check_same_outputs(graph, result.best);
+
+  CHECK(result.best_cost.time_ms < result.initial_cost.time_ms);
+}
+
+TEST_CASE("MetaFlow Fig. 6: an Inception module's 1x3 and 3x1 convolutions are enlarged and merged", "[paper]") {
+  // Inception-v3's last module (InceptionE) at an eighth of its widths, 8x8: four branches read
+  // x; two of them end in a 1x3 and a 3x1 convolution of one tensor, concatenated.
+  ir::Graph graph;
+  const ir::ValueId x = graph.add_input("x", float_type({1, 256, 8, 8}));
+  const ir::ValueId b1 = conv(graph, x, 40, {1, 1}, true, 10);
+  const ir::ValueId b2 = conv(graph, x, 48, {1, 1}, true, 20);
+  const ir::ValueId b2a = conv(graph, b2, 48, {1, 3}, true, 21);
+  const ir::ValueId b2b = conv(graph, b2, 48, {3, 1}, true, 22);
+  const ir::ValueId b3 = conv(graph, conv(graph, x, 56, {1, 1}, true, 30), 48, {3, 3}, true, 31);
+  const ir::ValueId b3a = conv(graph, b3, 48, {1, 3}, true, 32);
+  const ir::ValueId b3b = conv(graph, b3, 48, {3, 1}, true, 33);
+  ir::Attributes pool;
+  pool.set("kernel_shape", std::vector<int64_t>{3, 3});
+  pool.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  pool.set("count_include_pad", int64_t{1});
+  const ir::ValueId pooled = out(graph, add_canonical(graph, ir::OpKind::kAveragePool, {x}, pool));
+  const ir::ValueId b4 = conv(graph, pooled, 24, {1, 1}, true, 40);
+  set_output(graph, concat(graph, {b1, concat(graph, {b2a, b2b}), concat(graph, {b3a, b3b}), b4}));
+
+  const search::SearchResult result = optimize_by_default(graph);
+  CHECK(steps_of(result, "enlarge-conv-bias-1x3-to-3x3") == 2);
+  CHECK(steps_of(result, "enlarge-conv-bias-3x1-to-3x3") == 2);
+  const std::map<ir::OpKind, int> before = running_ops(graph);
+  const std::map<ir::OpKind, int> after = running_ops(result.best);
+  CHECK(after.at(ir::OpKind::kConv) < before.at(ir::OpKind::kConv));
+  CHECK(result.best_cost.time_ms < result.initial_cost.time_ms);
+  check_same_outputs(graph, result.best);
+}
+
+TEST_CASE("TASO Fig. 2b: two matrix products of one input become one product and a split", "[paper]") {
+  // An RNN step: x [1, 1024] times two weight matrices.
+  ir::Graph graph;
+  const ir::ValueId x = graph.add_input("x", float_type({1, 1024}));
+  const ir::ValueId y1 = out(graph, add_canonical(graph, ir::OpKind::kMatMul, {x, weight(graph, {1024, 1024}, 1)}));
+  const ir::ValueId y2 = out(graph, add_canonical(graph, ir::OpKind::kMatMul, {x, weight(graph, {1024, 1024}, 2)}));
+  graph.set_name(y1, "y1");
+  graph.set_name(y2, "y2");
+  graph.set_outputs({y1, y2});
+
+  const search::SearchResult result = optimize_by_default(graph);
+  CHECK(steps_of(result, "merge-matmuls") == 1);
+  const std::map<ir::OpKind, int> ops = running_ops(result.best);
+  CHECK(ops.at(ir::OpKind::kMatMul) == 1);
+  CHECK(ops.at(ir::OpKind::kSplit) == 1);
+  CHECK(result.best_cost.time_ms < result.initial_cost.time_ms);
+  check_same_outputs(graph, result.best);
+}
+
+TEST_CASE("TASO Fig. 8b: two average pools and an add become one depthwise convolution", "[paper]") {
+  // A NasNet-A cell's avg3x3(h) + avg3x3(h).
+  ir::Graph graph;
+  const ir::ValueId x = graph.add_input("x", float_type({1, 64, 14, 14}));
+  ir::Attributes pool;
+  pool.set("kernel_shape", std::vector<int64_t>{3, 3});
+  pool.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  pool.set("count_include_pad", int64_t{1});
+  const ir::ValueId p1 = out(graph, add_canonical(graph, ir::OpKind::kAveragePool, {x}, pool));
+  const ir::ValueId p2 = out(graph, add_canonical(graph, ir::OpKind::kAveragePool, {x}, pool));
+  set_output(graph, out(graph, add_canonical(graph, ir::OpKind::kAdd, {p1, p2})));
+
+  const search::SearchResult result = optimize_by_default(graph);
+  const std::map<ir::OpKind, int> ops = running_ops(result.best);
+  CHECK(ops.size() == 1);
+  CHECK(ops.at(ir::OpKind::kConv) == 1);
+  CHECK(result.best_cost.time_ms < result.initial_cost.time_ms);
+  check_same_outputs(graph, result.best);
+}
+
 }  // namespace graphsub
