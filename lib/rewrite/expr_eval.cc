@@ -212,7 +212,8 @@ bool is_numeric(ir::DataType type) {
 
 /// value(x): the number every element of a weight's data holds (a float for floating types).
 EvalResult uniform_value(const std::string& name, const ir::Value& value) {
-  if (!value.data) return failure("'" + name + "' has no constant data");
+  // A graph input with a default has data too, but a caller may feed it anything.
+  if (value.kind != ir::ValueKind::kWeight || !value.data) return failure("'" + name + "' has no constant data");
   const ir::Tensor& tensor = *value.data;
   if (!is_numeric(tensor.dtype()) || tensor.num_elements() == 0) {
     return failure("'" + name + "' holds no numbers");

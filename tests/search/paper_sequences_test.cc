@@ -255,4 +255,23 @@ TEST_CASE("TASO Fig. 8b: two average pools and an add become one depthwise convo
   check_same_outputs(graph, result.best);
 }
 
+TEST_CASE("MetaFlow's SRU step: x*y + (1-x)*z becomes x*(y-z) + z, 4 ops to 3", "[paper]") {
+  ir::Graph graph;
+  const ir::ValueId x = graph.add_input("x", float_type({1, 1024}));
+  const ir::ValueId y = graph.add_input("y", float_type({1, 1024}));
+  const ir::ValueId z = graph.add_input("z", float_type({1, 1024}));
+  const ir::ValueId one = graph.add_weight("one", ir::share(ir::Tensor::from_floats({}, {1.0f})));
+  const ir::ValueId xy = out(graph, add_canonical(graph, ir::OpKind::kMul, {x, y}));
+  const ir::ValueId rest = out(graph, add_canonical(graph, ir::OpKind::kSub, {one, x}));
+  const ir::ValueId rz = out(graph, add_canonical(graph, ir::OpKind::kMul, {rest, z}));
+  set_output(graph, out(graph, add_canonical(graph, ir::OpKind::kAdd, {xy, rz})));
+
+  const search::SearchResult result = optimize_by_default(graph);
+  int running = 0;
+  for (const auto& [op, count] : running_ops(result.best)) running += count;
+  CHECK(running == 3);
+  CHECK(result.best_cost.time_ms < result.initial_cost.time_ms);
+  check_same_outputs(graph, result.best);
+}
+
 }  // namespace graphsub
