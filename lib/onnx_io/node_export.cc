@@ -3,6 +3,7 @@
 
 #include <onnx/defs/schema.h>
 
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -165,34 +166,70 @@ const char* activation_op(const ir::Node& node, const std::string& activation) {
   internal_error(node, "unknown activation '" + activation + "'");
 }
 
-/// Conv with a fused activation: the Conv writes a fresh value that a Relu/Sigmoid/Tanh node maps
-/// to the node's output.
-void lower_activation(const ir::Node& node, onnx::NodeProto& conv, NodeSink& sink) {
-  if (node.op != ir::OpKind::kConv) return;
+/// The input graphsub adds after the product, which the ONNX operator does not take: Conv's
+/// residual Z (input 3) and MatMul's C (input 2).
+std::optional<std::size_t> fused_summand(const ir::Node& node) {
+  if (node.op == ir::OpKind::kConv && node.inputs.size() == 4) return 3;
+  if (node.op == ir::OpKind::kMatMul && node.inputs.size() == 3) return 2;
+  return std::nullopt;
+}
+
+/// Appends `op_type`(hidden, operands...) writing `producer`'s output, which `producer` now writes
+/// to a fresh `hidden` instead: the last node of a lowering keeps the IR node's output name.
+onnx::NodeProto& append_after(onnx::NodeProto& producer, const char* op_type,
+                              const std::vector<std::string>& operands, NodeSink& sink) {
+  const std::string output = producer.output(0);
+  std::string hint = producer.op_type();
+  for (char& c : hint) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string hidden = sink.names.values().fresh("gs_" + hint);
+  producer.set_output(0, hidden);
+  onnx::NodeProto& next = *sink.graph.add_node();
+  next.set_op_type(op_type);
+  next.set_name(sink.names.node("", op_type));
+  next.add_input(hidden);
+  for (const std::string& operand : operands) next.add_input(operand);
+  next.add_output(output);
+  return next;
+}
+
+/// Add(·, summand); before opset 7 Add broadcasts only when told to (C of a smaller shape, which then
+/// must be a suffix of the product's, as the legacy rule has it).
+onnx::NodeProto& append_summand(const ir::Graph& graph, const ir::Node& node, std::size_t index,
+                                onnx::NodeProto& producer, NodeSink& sink) {
+  onnx::NodeProto& add = append_after(producer, "Add", {sink.names.value(node.inputs[index])}, sink);
+  const ir::Shape& summand = graph.value(node.inputs[index]).type.shape;
+  if (sink.opset < 7 && summand != graph.value(node.outputs.at(0)).type.shape) {
+    *add.add_attribute() = attr_to_proto("broadcast", int64_t{1}, onnx::AttributeProto::INT);
+  }
+  return add;
+}
+
+/// Lowers graphsub's fused forms of Conv and MatMul after their ONNX node: the summand (Conv's Z,
+/// MatMul's C) as an Add, then the activation as a Relu/Sigmoid/Tanh node.
+void lower_fused_forms(const ir::Graph& graph, const ir::Node& node, onnx::NodeProto& product,
+                       NodeSink& sink) {
+  if (node.op != ir::OpKind::kConv && node.op != ir::OpKind::kMatMul) return;
+  onnx::NodeProto* last = &product;
+  if (const std::optional<std::size_t> summand = fused_summand(node)) {
+    last = &append_summand(graph, node, *summand, *last, sink);
+  }
   const std::string activation = node.attrs.get_string("activation", "none");
-  if (activation == "none") return;
-  const char* op_type = activation_op(node, activation);
-  const std::string output = conv.output(0);
-  const std::string hidden = sink.names.values().fresh("gs_conv");
-  conv.set_output(0, hidden);
-  onnx::NodeProto& act = *sink.graph.add_node();
-  act.set_op_type(op_type);
-  act.set_name(sink.names.node("", op_type));
-  act.add_input(hidden);
-  act.add_output(output);
+  if (activation != "none") append_after(*last, activation_op(node, activation), {}, sink);
 }
 
 void write_onnx_node(const ir::Graph& graph, const ir::Node& node, const std::string& op_type,
                      NodeSink& sink) {
   const onnx::OpSchema& schema = schema_for(node, op_type, sink.opset);
-  const std::vector<std::string> inputs = onnx_inputs(graph, node, schema, sink);
+  std::vector<std::string> inputs = onnx_inputs(graph, node, schema, sink);
+  // Conv and MatMul have no attr_inputs, so ONNX input i is IR input i; the summand is the last.
+  if (const std::optional<std::size_t> summand = fused_summand(node)) inputs.resize(*summand);
   onnx::NodeProto& proto = *sink.graph.add_node();
   proto.set_op_type(op_type);
   proto.set_name(sink.names.node(node.name, op_type));
   for (const std::string& input : inputs) proto.add_input(input);
   write_attributes(node, schema, sink.opset, proto);
   for (ir::ValueId output : node.outputs) proto.add_output(sink.names.value(output));
-  lower_activation(node, proto, sink);
+  lower_fused_forms(graph, node, proto, sink);
 }
 
 /// Enlarge (zero-pad a kernel W [M, C, k...] to kernel_shape, centred) as a constant Pad.

@@ -19,10 +19,12 @@ struct NodeSink {
   int64_t opset;
 };
 
-/// Writes a modelled node: the attributes the opset's schema knows (graphsub's own, such as Conv's
-/// activation, left out), OpDef::attr_inputs as initializer inputs from their since_opset and as
-/// attributes before it. Lowers Conv's fused activation to a Relu/Sigmoid/Tanh node, SMul to Mul
-/// and Enlarge to Pad. Throws graphsub::Error ("internal error: ...") for a node with no ONNX form.
+/// Writes a modelled node: the attributes the opset's schema knows (graphsub's own, such as the
+/// activation of Conv and MatMul, left out), OpDef::attr_inputs as initializer inputs from their since_opset and as
+/// attributes before it. Lowers the fused forms of Conv and MatMul (Conv's residual Z and
+/// MatMul's C to an Add, then the activation to a Relu/Sigmoid/Tanh node; the last node writes the
+/// IR node's output), SMul to Mul and Enlarge to Pad. Throws graphsub::Error ("internal error:
+/// ...") for a node with no ONNX form.
 void write_modelled_node(const ir::Graph& graph, const ir::Node& node, NodeSink& sink);
 
 /// Writes an opaque node as imported, with the current names of its explicit inputs and outputs.

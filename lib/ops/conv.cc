@@ -1,5 +1,5 @@
-// Conv: grouped N-d convolution with optional bias and graphsub's fused `activation`; the kernel is
-// an im2col gather and the shared matrix multiply.
+// Conv: grouped N-d convolution with optional bias, graphsub's optional residual summand Z and fused
+// `activation`; the kernel is an im2col gather and the shared matrix multiply.
 #include <cmath>
 #include <optional>
 #include <vector>
@@ -12,7 +12,8 @@
 namespace graphsub::ops {
 namespace {
 
-/// The function applied after the bias: graphsub's `activation` attribute ("none" on import).
+/// The function applied after the bias and residual: graphsub's `activation` attribute ("none" on
+/// import).
 enum class Activation { kNone, kRelu, kSigmoid, kTanh };
 
 std::optional<Activation> parse_activation(const std::string& name) {
@@ -60,11 +61,19 @@ std::string fill_group_and_activation(ir::Attributes& attrs) {
   return {};
 }
 
+/// Empty when the inputs are X, W, an optional B and, after a present B, an optional Z. Z is
+/// graphsub's own (cuDNN's conv-bias-add): ONNX's checker refuses a 4-input Conv before import gets
+/// here, so only a rule's target carries one.
+std::string check_input_count(const std::vector<ir::TensorType>& inputs) {
+  if (inputs.size() < 2 || inputs.size() > 4) return "Conv takes X, W, an optional B and an optional Z";
+  if (inputs.size() == 4 && !has_bias(inputs)) return "Conv's residual Z needs the bias B";
+  return {};
+}
+
 std::string canonicalize(ImportContext& context) {
   if (std::string error = require_outputs(context, 1); !error.empty()) return error;
   if (std::string error = require_dtypes(context, {ir::DataType::kFloat}); !error.empty()) return error;
-  const std::size_t count = context.input_types.size();
-  if (count < 2 || count > 3) return "Conv takes X, W and an optional B";
+  if (std::string error = check_input_count(context.input_types); !error.empty()) return error;
   if (std::string error = fill_kernel_shape(context.attrs, context.input_types[1].shape); !error.empty()) {
     return error;
   }
@@ -112,7 +121,7 @@ std::string check_bias(const ir::Shape& bias, const ir::Shape& weight) {
 /// Everything infer checks besides the window itself.
 std::string check_operands(const ir::Node& node, const std::vector<ir::TensorType>& inputs,
                            const SlidingWindow& window) {
-  if (inputs.size() < 2 || inputs.size() > 3) return "Conv takes X, W and an optional B";
+  if (std::string error = check_input_count(inputs); !error.empty()) return error;
   const int64_t group = node.attrs.get_int("group", 1);
   if (group < 1) return "group must be positive";
   if (!parse_activation(node.attrs.get_string("activation", "none"))) return "unknown activation";
@@ -123,13 +132,24 @@ std::string check_operands(const ir::Node& node, const std::vector<ir::TensorTyp
   return has_bias(inputs) ? check_bias(inputs[2].shape, inputs[1].shape) : std::string{};
 }
 
+/// Z is added element by element, never broadcast (as cuDNN adds its y operand): it has Y's type.
+std::string check_residual(const ir::TensorType& residual, const ir::TensorType& output) {
+  if (residual == output) return {};
+  return "Z " + ir::to_string(residual) + " does not have Y's type " + ir::to_string(output);
+}
+
 InferResult infer(const ir::Node& node, const std::vector<ir::TensorType>& inputs) {
   const SlidingWindow window = SlidingWindow::from(node.attrs);
   if (std::string error = window.check(); !error.empty()) return InferResult::failure(error);
   if (std::string error = check_operands(node, inputs, window); !error.empty()) {
     return InferResult::failure(error);
   }
-  return infer_windowed(window, inputs[0], dim_at(inputs[1].shape, 0));
+  InferResult result = infer_windowed(window, inputs[0], dim_at(inputs[1].shape, 0));
+  if (!result.ok() || inputs.size() < 4) return result;
+  if (std::string error = check_residual(inputs[3], result.outputs[0]); !error.empty()) {
+    return InferResult::failure(error);
+  }
+  return result;
 }
 
 /// Sizes of one convolution, read from its tensors.
@@ -201,43 +221,55 @@ void convolve_group(const float* image, const float* filters, const ConvSizes& s
                            {input, sizes.positions}, y, sizes.positions, false);
 }
 
-/// Adds `offset` to `count` values and applies the activation, in place. One switch per call keeps
-/// the piecewise-linear loops simple enough to vectorize; sigmoid and tanh are computed in double.
-void finish_values(Activation activation, float offset, int64_t count, float* values) {
+/// Adds `offset`, then the residual `summand` when there is one, to `count` values in place: in
+/// that order, so the result is bit for bit what Conv(X, W, B) followed by Add(·, Z) computes.
+void add_summands(float offset, const float* summand, int64_t count, float* values) {
+  if (!summand) {
+    for (int64_t i = 0; i < count; ++i) values[i] += offset;
+    return;
+  }
+  for (int64_t i = 0; i < count; ++i) values[i] = (values[i] + offset) + summand[i];
+}
+
+/// Applies the activation to `count` values in place. One switch per call keeps the loops simple
+/// enough to vectorize; sigmoid and tanh are computed in double.
+void activate(Activation activation, int64_t count, float* values) {
   switch (activation) {
     case Activation::kNone:
-      for (int64_t i = 0; i < count; ++i) values[i] += offset;
       return;
     case Activation::kRelu:
-      for (int64_t i = 0; i < count; ++i) values[i] = values[i] + offset > 0 ? values[i] + offset : 0.0f;
+      for (int64_t i = 0; i < count; ++i) values[i] = values[i] > 0 ? values[i] : 0.0f;
       return;
     case Activation::kSigmoid:
       for (int64_t i = 0; i < count; ++i) {
-        values[i] = static_cast<float>(1.0 / (1.0 + std::exp(-(double{values[i]} + offset))));
+        values[i] = static_cast<float>(1.0 / (1.0 + std::exp(-double{values[i]})));
       }
       return;
     case Activation::kTanh:
-      for (int64_t i = 0; i < count; ++i) {
-        values[i] = static_cast<float>(std::tanh(double{values[i]} + offset));
-      }
+      for (int64_t i = 0; i < count; ++i) values[i] = static_cast<float>(std::tanh(double{values[i]}));
       return;
   }
 }
 
-/// Adds the bias and applies the activation to every output element, in place.
-void finish_outputs(const ConvSizes& sizes, const float* bias, Activation activation, float* y) {
+/// Adds the bias and the residual Z (each may be null) and applies the activation to every output
+/// element, in place: cuDNN's conv-bias-activation epilogue with alpha2 = 1.
+void finish_outputs(const ConvSizes& sizes, const float* bias, const float* residual, Activation activation,
+                    float* y) {
   for (int64_t row = 0; row < sizes.batch * sizes.filters; ++row) {
+    float* values = y + row * sizes.positions;
     const float offset = bias ? bias[row % sizes.filters] : 0.0f;
-    finish_values(activation, offset, sizes.positions, y + row * sizes.positions);
+    add_summands(offset, residual ? residual + row * sizes.positions : nullptr, sizes.positions, values);
+    activate(activation, sizes.positions, values);
   }
 }
 
-/// Per image and group, an im2col gather and one matrix product; then bias and activation.
+/// Per image and group, an im2col gather and one matrix product; then bias, residual and activation.
 void kernel(const ir::Node& node, const std::vector<const ir::Tensor*>& inputs,
             std::vector<ir::Tensor>& outputs) {
   const ir::Tensor& x = *inputs[0];
   const ir::Tensor& w = *inputs[1];
   const float* bias = inputs.size() > 2 && inputs[2] ? inputs[2]->data<float>() : nullptr;
+  const float* residual = inputs.size() > 3 && inputs[3] ? inputs[3]->data<float>() : nullptr;
   float* y = outputs[0].mutable_data<float>();
   const SlidingWindow window = SlidingWindow::from(node.attrs);
   const Activation activation = *parse_activation(node.attrs.get_string("activation", "none"));
@@ -256,13 +288,17 @@ void kernel(const ir::Node& node, const std::vector<const ir::Tensor*>& inputs,
                      y + (n * sizes.filters + first_filter) * sizes.positions);
     }
   }
-  finish_outputs(sizes, bias, activation, y);
+  finish_outputs(sizes, bias, residual, activation, y);
 }
 
-/// A multiply-add per tap: 2 * N * M * prod(out) * (C / group) * prod(kernel_shape) FLOPs.
+/// A multiply-add per tap: 2 * N * M * prod(out) * (C / group) * prod(kernel_shape) FLOPs. A
+/// residual Z adds its read and nothing else: the unfused Add would also cost a launch and a write
+/// and re-read of Y.
 CostFeatures features(const ir::Node& node, const std::vector<ir::TensorType>& inputs,
                       const std::vector<ir::TensorType>& outputs) {
-  return filter_features(node, inputs, outputs, outputs[0]);
+  CostFeatures cost = filter_features(node, inputs, outputs, outputs[0]);
+  if (inputs.size() > 3) cost.bytes_read += bytes_or_one(inputs[3]);
+  return cost;
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// Conv: canonical attributes, shape inference, the kernel against a direct summation, cost features.
+// Conv: canonical attributes, shape inference, the kernel against a direct summation and by hand
+// (with graphsub's residual Z), cost features.
 #include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -317,4 +318,91 @@ TEST_CASE("Conv features count a multiply-add as two FLOPs", "[conv]") {
   CHECK(cost.flops == 2.0 * 2 * 6 * 8 * 8 * 2 * 3 * 3);
   CHECK(cost.bytes_read == 4.0 * (2 * 4 * 8 * 8 + 6 * 2 * 3 * 3 + 6));
   CHECK(cost.bytes_written == 4.0 * 2 * 6 * 8 * 8);
+}
+
+TEST_CASE("Conv with a residual Z adds it after the bias and before the activation", "[conv]") {
+  // A 1x1 convolution of one channel into two (weights 1 and -1), worked out by hand:
+  // channel 0: x + 0.5 + z, channel 1: -x + 0 + 1.
+  const ir::Tensor x = ir::Tensor::from_floats({1, 1, 2, 2}, {1, 2, 3, 4});
+  const ir::Tensor w = ir::Tensor::from_floats({2, 1, 1, 1}, {1, -1});
+  const ir::Tensor b = ir::Tensor::from_floats({2}, {0.5f, 0});
+  const ir::Tensor z = ir::Tensor::from_floats({1, 2, 2, 2}, {0, 0, 0, -10, 1, 1, 1, 1});
+  const ir::Attributes none = conv_attrs({1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0});
+  const ir::Attributes relu = conv_attrs({1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, "relu");
+  CHECK(values_of(testing::run_def(ops::conv_op(), none, {&x, &w, &b, &z})[0]) ==
+        std::vector<float>{1.5f, 2.5f, 3.5f, -5.5f, 0, -1, -2, -3});
+  CHECK(values_of(testing::run_def(ops::conv_op(), relu, {&x, &w, &b, &z})[0]) ==
+        std::vector<float>{1.5f, 2.5f, 3.5f, 0, 0, 0, 0, 0});
+}
+
+TEST_CASE("Conv with a residual Z matches a direct summation plus Z, per activation", "[conv]") {
+  const ConvCase conv{{2, 4, 6, 6}, {6, 2, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 2};
+  const ir::Tensor x = testing::random_tensor(conv.x, 21);
+  const ir::Tensor w = testing::random_tensor(conv.w, 22);
+  const ir::Tensor b = testing::random_tensor({6}, 23);
+  const ir::Tensor z = testing::random_tensor({2, 6, 6, 6}, 24);
+  std::array<int64_t, 5> dims{};
+  const std::vector<float> linear = direct_conv(conv, x, w, b, dims);
+  const std::vector<std::pair<std::string, double (*)(double)>> activations = {
+      {"none", [](double v) { return v; }},
+      {"relu", [](double v) { return v > 0 ? v : 0.0; }},
+      {"sigmoid", [](double v) { return 1.0 / (1.0 + std::exp(-v)); }},
+      {"tanh", [](double v) { return std::tanh(v); }},
+  };
+  for (const auto& [name, apply] : activations) {
+    std::vector<float> expected;
+    for (std::size_t i = 0; i < linear.size(); ++i) {
+      expected.push_back(static_cast<float>(apply(double{linear[i]} + z.data<float>()[i])));
+    }
+    const ir::Attributes attrs = conv_attrs({3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 2, name);
+    INFO("activation " << name);
+    CHECK_THAT(values_of(testing::run_def(ops::conv_op(), attrs, {&x, &w, &b, &z})[0]),
+               Catch::Matchers::Approx(expected).margin(1e-5));
+  }
+}
+
+TEST_CASE("Conv takes Z only after a bias and only of Y's type", "[conv]") {
+  const ops::OpDef conv = ops::conv_op();
+  const ir::Attributes attrs = conv_attrs({3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1});
+  const ir::TensorType x = float_type({2, 3, 8, 8});
+  const ir::TensorType w = float_type({4, 3, 3, 3});
+  const ir::TensorType b = float_type({4});
+  SECTION("Z of Y's type is accepted, at canonicalize and infer") {
+    CHECK(testing::canonicalize_def(conv, {}, {x, w, b, float_type({2, 4, 8, 8})}).reason.empty());
+    CHECK(testing::infer_text(conv, attrs, {x, w, b, float_type({2, 4, 8, 8})}) == "float32[2,4,8,8]");
+    const ir::TensorType symbolic = symbolic_type(
+        {ir::Dim::named("N"), ir::Dim::known(3), ir::Dim::known(8), ir::Dim::known(8)});
+    const ir::TensorType symbolic_z = symbolic_type(
+        {ir::Dim::named("N"), ir::Dim::known(4), ir::Dim::known(8), ir::Dim::known(8)});
+    CHECK(testing::infer_def(conv, attrs, {symbolic, w, b, symbolic_z}).ok());
+  }
+  SECTION("Z of another shape, a broadcast shape or another element type is rejected") {
+    CHECK_FALSE(testing::infer_def(conv, attrs, {x, w, b, float_type({2, 4, 6, 6})}).ok());
+    CHECK_FALSE(testing::infer_def(conv, attrs, {x, w, b, float_type({1, 4, 8, 8})}).ok());
+    CHECK_FALSE(testing::infer_def(conv, attrs, {x, w, b, float_type({4, 1, 1})}).ok());
+    const ir::TensorType doubles = testing::typed(ir::DataType::kDouble, {2, 4, 8, 8});
+    CHECK_FALSE(testing::infer_def(conv, attrs, {x, w, b, doubles}).ok());
+  }
+  SECTION("Z without B, or a fifth input, is rejected") {
+    const ir::TensorType z = float_type({2, 4, 8, 8});
+    CHECK_FALSE(testing::canonicalize_def(conv, {}, {x, w, ir::TensorType{}, z}).reason.empty());
+    CHECK_FALSE(testing::infer_def(conv, attrs, {x, w, ir::TensorType{}, z}).ok());
+    CHECK_FALSE(testing::canonicalize_def(conv, {}, {x, w, b, z, z}).reason.empty());
+    CHECK_FALSE(testing::infer_def(conv, attrs, {x, w, b, z, z}).ok());
+  }
+}
+
+TEST_CASE("Conv features read Z in the same launch", "[conv]") {
+  const ops::OpDef conv = ops::conv_op();
+  const ir::Attributes attrs = conv_attrs({3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, "relu");
+  const std::vector<ir::TensorType> plain = {float_type({2, 3, 8, 8}), float_type({4, 3, 3, 3}),
+                                             float_type({4})};
+  std::vector<ir::TensorType> fused = plain;
+  fused.push_back(float_type({2, 4, 8, 8}));
+  const std::vector<ir::TensorType> outputs = testing::infer_def(conv, attrs, fused).outputs;
+  const ops::CostFeatures without = conv.features(testing::node_of(conv, attrs), plain, outputs);
+  const ops::CostFeatures with = conv.features(testing::node_of(conv, attrs), fused, outputs);
+  CHECK(with.flops == without.flops);
+  CHECK(with.bytes_read == without.bytes_read + 4.0 * 2 * 4 * 8 * 8);
+  CHECK(with.bytes_written == without.bytes_written);
 }

@@ -1,4 +1,5 @@
-// Tests of MatMul: numpy shape rules (1-D operands, broadcast batches), kernel, FLOP count.
+// Tests of MatMul: numpy shape rules (1-D operands, broadcast batches), kernel, FLOP count, and
+// graphsub's fused form (summand C and activation).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -6,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/op_def_testing.h"
 #include "ops/op_list.h"
 #include "test_util.h"
 
@@ -40,6 +42,18 @@ std::string canonicalize(const std::vector<ir::TensorType>& inputs) {
   ir::Attributes attrs;
   ops::ImportContext context{attrs, inputs, 1, 13};
   return ops::mat_mul_op().canonicalize(context);
+}
+
+ir::Attributes with_activation(const std::string& activation) {
+  ir::Attributes attrs;
+  attrs.set("activation", activation);
+  return attrs;
+}
+
+/// The output type of a fused MatMul (as text) for A [2,3], B [3,4] and C of `c`.
+std::string fused_type(const ir::TensorType& c) {
+  return testing::infer_text(ops::mat_mul_op(), with_activation("none"),
+                             {float_type({2, 3}), float_type({3, 4}), c});
 }
 
 }  // namespace
@@ -157,6 +171,78 @@ TEST_CASE("MatMul costs 2*M*N*K FLOPs per batch", "[ops][mat_mul]") {
   CHECK(features.flops == 2.0 * 3 * 5 * 4 * 2);
   CHECK(features.bytes_read == (24 + 20) * 4);
   CHECK(features.bytes_written == 30 * 4);
+}
+
+TEST_CASE("MatMul canonicalize fills the activation and takes graphsub's C", "[ops][mat_mul]") {
+  const ops::OpDef mat_mul = ops::mat_mul_op();
+  const ir::TensorType a = float_type({2, 3});
+  const ir::TensorType b = float_type({3, 4});
+  const testing::Canonicalized plain = testing::canonicalize_def(mat_mul, {}, {a, b});
+  REQUIRE(plain.reason.empty());
+  CHECK(plain.attrs == with_activation("none"));
+  const testing::Canonicalized fused =
+      testing::canonicalize_def(mat_mul, with_activation("tanh"), {a, b, float_type({4})});
+  REQUIRE(fused.reason.empty());
+  CHECK(fused.attrs == with_activation("tanh"));
+  CHECK_FALSE(testing::canonicalize_def(mat_mul, with_activation("gelu"), {a, b}).reason.empty());
+  const ir::TensorType c = float_type({4});
+  CHECK_FALSE(testing::canonicalize_def(mat_mul, {}, {a, b, c, c}).reason.empty());
+  const ir::TensorType doubles{DataType::kDouble, ir::Shape::of({4})};
+  CHECK_FALSE(testing::canonicalize_def(mat_mul, {}, {a, b, doubles}).reason.empty());
+}
+
+TEST_CASE("MatMul's C broadcasts to the product and may not change its shape", "[ops][mat_mul]") {
+  CHECK(fused_type(float_type({4})) == "float32[2,4]");
+  CHECK(fused_type(float_type({2, 1})) == "float32[2,4]");
+  CHECK(fused_type(float_type({1, 4})) == "float32[2,4]");
+  CHECK(fused_type(float_type({2, 4})) == "float32[2,4]");
+  CHECK(fused_type(float_type({})) == "float32[2,4]");
+  CHECK(fused_type(testing::kUnknownRank) == "float32[2,4]");
+  CHECK(fused_type(float_type({3})).rfind("error: ", 0) == 0);
+  CHECK(fused_type(float_type({3, 2, 4})).rfind("error: ", 0) == 0);
+  CHECK(fused_type(float_type({2, 2, 1})).rfind("error: ", 0) == 0);
+  CHECK(fused_type(ir::TensorType{DataType::kDouble, ir::Shape::of({4})}).rfind("error: ", 0) == 0);
+  const std::vector<ir::TensorType> plain = {float_type({2, 3}), float_type({3, 4})};
+  CHECK_FALSE(testing::infer_def(ops::mat_mul_op(), with_activation("gelu"), plain).ok());
+}
+
+TEST_CASE("MatMul with C and an activation computes act(A*B + C), by hand", "[ops][mat_mul]") {
+  // A*B = [[4, 5], [10, 11]] (as in the hand test above).
+  const ir::Tensor a = ir::Tensor::from_floats({2, 3}, {1, 2, 3, 4, 5, 6});
+  const ir::Tensor b = ir::Tensor::from_floats({3, 2}, {1, 0, 0, 1, 1, 1});
+  const ir::Tensor row = ir::Tensor::from_floats({2}, {-5, 1});
+  const ir::Tensor column = ir::Tensor::from_floats({2, 1}, {-4, -11});
+  const auto run_fused = [&](const std::string& activation, const ir::Tensor& c) {
+    return testing::run_def(ops::mat_mul_op(), with_activation(activation), {&a, &b, &c})[0];
+  };
+  CHECK(testing::max_abs_diff(run_fused("none", row), ir::Tensor::from_floats({2, 2}, {-1, 6, 5, 12})) == 0);
+  CHECK(testing::max_abs_diff(run_fused("relu", row), ir::Tensor::from_floats({2, 2}, {0, 6, 5, 12})) == 0);
+  CHECK(testing::max_abs_diff(run_fused("relu", column), ir::Tensor::from_floats({2, 2}, {0, 1, 0, 0})) == 0);
+  const float s0 = 1.0f / (1.0f + std::exp(0.0f)), s1 = 1.0f / (1.0f + std::exp(-1.0f));
+  const float sm1 = 1.0f / (1.0f + std::exp(1.0f));
+  const ir::Tensor sigmoids = ir::Tensor::from_floats({2, 2}, {s0, s1, sm1, s0});
+  CHECK(testing::max_abs_diff(run_fused("sigmoid", column), sigmoids) < 1e-7);
+  const ir::Tensor tanhs = ir::Tensor::from_floats({2, 2}, {0, std::tanh(1.0f), std::tanh(-1.0f), 0});
+  CHECK(testing::max_abs_diff(run_fused("tanh", column), tanhs) < 1e-7);
+}
+
+TEST_CASE("MatMul with an activation and no C applies it to the product", "[ops][mat_mul]") {
+  const ir::Tensor a = ir::Tensor::from_floats({2, 2}, {1, -2, 3, 4});
+  const ir::Tensor b = ir::Tensor::from_floats({2, 1}, {1, 1});
+  const ir::Tensor out = testing::run_def(ops::mat_mul_op(), with_activation("relu"), {&a, &b})[0];
+  CHECK(testing::max_abs_diff(out, ir::Tensor::from_floats({2, 1}, {0, 7})) == 0);
+}
+
+TEST_CASE("MatMul's features read C in the same launch", "[ops][mat_mul]") {
+  const std::vector<ir::TensorType> plain = {float_type({2, 3, 4}), float_type({4, 5})};
+  std::vector<ir::TensorType> fused = plain;
+  fused.push_back(float_type({5}));
+  const ir::Node node = testing::node_of(ops::mat_mul_op(), with_activation("relu"));
+  const ops::CostFeatures without = ops::mat_mul_op().features(node, plain, {float_type({2, 3, 5})});
+  const ops::CostFeatures with = ops::mat_mul_op().features(node, fused, {float_type({2, 3, 5})});
+  CHECK(with.flops == without.flops);
+  CHECK(with.bytes_read == without.bytes_read + 5 * 4);
+  CHECK(with.bytes_written == without.bytes_written);
 }
 
 }  // namespace graphsub

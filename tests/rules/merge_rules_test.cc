@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rewrite/matcher.h"
@@ -70,16 +71,20 @@ ir::Graph two_convs(const ConvParams& first, const ConvParams& second, int64_t f
   return graph;
 }
 
-/// Two products of x by weights [k, 3] and [k, 6], both graph outputs ("y1", "y2").
-ir::Graph two_matmuls(const std::vector<int64_t>& x_dims) {
+/// Two canonical products of x by weights [k, 3] and [k, 6] with the given fused activations, both
+/// graph outputs ("y1", "y2").
+ir::Graph two_matmuls(const std::vector<int64_t>& x_dims, const std::string& first = "none",
+                      const std::string& second = "none") {
   ir::Graph graph;
   const ir::ValueId x = graph.add_input("x", float_type(x_dims));
   std::vector<ir::ValueId> outputs;
   uint32_t seed = 31;
-  for (int64_t columns : {3, 6}) {
+  for (const auto& [columns, activation] : {std::pair<int64_t, std::string>{3, first}, {6, second}}) {
     const ir::ValueId w =
         graph.add_weight({}, ir::share(testing::random_tensor({x_dims.back(), columns}, seed++)));
-    outputs.push_back(graph.node(add_inferred(graph, ir::OpKind::kMatMul, {x, w})).outputs[0]);
+    ir::Attributes attrs;
+    attrs.set("activation", activation);
+    outputs.push_back(graph.node(add_inferred(graph, ir::OpKind::kMatMul, {x, w}, attrs)).outputs[0]);
     graph.set_name(outputs.back(), "y" + std::to_string(outputs.size()));
   }
   graph.set_outputs(outputs);
@@ -153,6 +158,14 @@ TEST_CASE("merge-matmuls keeps what two products compute", "[rules]") {
   const rules::Rule& rule = rule_named(rules, "merge-matmuls");
   SECTION("matrix left operand") { check_every_match(two_matmuls({5, 4}), rule, 2); }
   SECTION("batched left operand") { check_every_match(two_matmuls({2, 5, 4}), rule, 2); }
+  SECTION("both with a fused relu") { check_every_match(two_matmuls({5, 4}, "relu", "relu"), rule, 2); }
+}
+
+TEST_CASE("merge-matmuls leaves products with different fused activations apart", "[rules]") {
+  const std::vector<rules::Rule> rules = read_rules("merge.rules");
+  const rules::Rule& rule = rule_named(rules, "merge-matmuls");
+  CHECK(rewrite::Matcher::find(two_matmuls({5, 4}, "relu", "none"), rule).empty());
+  CHECK(rewrite::Matcher::find(two_matmuls({5, 4}, "none", "tanh"), rule).empty());
 }
 
 TEST_CASE("split-conv-of-concats keeps what a convolution of concatenations computes", "[rules]") {
