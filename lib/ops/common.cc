@@ -5,6 +5,14 @@
 
 namespace graphsub::ops {
 
+std::optional<Activation> parse_activation(const std::string& name) {
+  if (name == "none") return Activation::kNone;
+  if (name == "relu") return Activation::kRelu;
+  if (name == "sigmoid") return Activation::kSigmoid;
+  if (name == "tanh") return Activation::kTanh;
+  return std::nullopt;
+}
+
 std::optional<int64_t> normalize_axis(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank) return std::nullopt;
   return axis < 0 ? axis + rank : axis;

@@ -11,6 +11,13 @@
 
 namespace graphsub::ops {
 
+/// graphsub's fused `activation` attribute of Conv and MatMul ("none" on import): the function
+/// applied after the bias and any residual or summand input.
+enum class Activation { kNone, kRelu, kSigmoid, kTanh };
+
+/// The activation named "none", "relu", "sigmoid" or "tanh"; nullopt for any other name.
+std::optional<Activation> parse_activation(const std::string& name);
+
 /// Maps a possibly negative axis into [0, rank); nullopt when out of range.
 std::optional<int64_t> normalize_axis(int64_t axis, int64_t rank);
 

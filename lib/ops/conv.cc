@@ -12,17 +12,6 @@
 namespace graphsub::ops {
 namespace {
 
-/// The function applied after the bias and residual: graphsub's `activation` attribute ("none" on
-/// import).
-enum class Activation { kNone, kRelu, kSigmoid, kTanh };
-
-std::optional<Activation> parse_activation(const std::string& name) {
-  if (name == "none") return Activation::kNone;
-  if (name == "relu") return Activation::kRelu;
-  if (name == "sigmoid") return Activation::kSigmoid;
-  if (name == "tanh") return Activation::kTanh;
-  return std::nullopt;
-}
 
 
 /// W's spatial sizes, when its rank and every spatial dim are known.

@@ -17,18 +17,6 @@ namespace {
 
 using ir::DataType;
 
-/// The function applied after the summand: graphsub's `activation` attribute ("none" on import),
-/// with Conv's four values.
-enum class Activation { kNone, kRelu, kSigmoid, kTanh };
-
-std::optional<Activation> parse_activation(const std::string& name) {
-  if (name == "none") return Activation::kNone;
-  if (name == "relu") return Activation::kRelu;
-  if (name == "sigmoid") return Activation::kSigmoid;
-  if (name == "tanh") return Activation::kTanh;
-  return std::nullopt;
-}
-
 /// The node's activation; absent reads as "none", so a node built without canonicalize is a plain
 /// product.
 std::optional<Activation> activation_of(const ir::Node& node) {
