@@ -285,8 +285,10 @@ class RuleTranslator {
       throw Untranslatable{name + " with " + std::to_string(node.inputs.size()) + " inputs"};
     }
     allow_only(params, translation.params, name);
-    if (op.type() == kMatMul && params.count(kActivation) != 0 && params.at(kActivation) != 0) {
-      throw Untranslatable{"MATMUL with a fused activation"};
+    if (op.type() == kMatMul) {
+      // graphsub's MatMul fuses an activation as Conv does: a rule must say which one it matches.
+      const int activation = params.count(kActivation) != 0 ? params.at(kActivation) : 0;
+      node.attrs.push_back({"activation", activation_expr(activation, name)});
     }
     if (op.type() == kConcat || op.type() == kSplit) {
       node.attrs.push_back({"axis", Expr::integer(param(params, kAxis, name))});
@@ -303,17 +305,21 @@ class RuleTranslator {
     node.inputs.pop_back();
   }
 
+  /// TASO's activation parameter (none, sigmoid, relu, tanh) as graphsub's activation name.
+  static Expr activation_expr(int activation, const std::string& op_name) {
+    static const char* const kActivations[] = {"none", "sigmoid", "relu", "tanh"};
+    if (activation < 0 || activation > 3) {
+      throw Untranslatable{op_name + " with activation " + std::to_string(activation)};
+    }
+    return Expr::string(kActivations[activation]);
+  }
+
   /// Conv's attributes. Every conv of a rule shares one kernel `?k` (TASO's generator used one
   /// kernel size; TASO's matcher did not check it): SAME padding is then ?k / 2 on each side.
   std::vector<AttrSetting> conv_attrs(const Params& params, bool in_source) {
     const std::string name = "CONV2D";
     const int pad = param(params, kPad, name);
-    const int activation = param(params, kActivation, name);
-    static const char* const kActivations[] = {"none", "sigmoid", "relu", "tanh"};
     if (pad != 0 && pad != 1) throw Untranslatable{"CONV2D with padding mode " + std::to_string(pad)};
-    if (activation < 0 || activation > 3) {
-      throw Untranslatable{"CONV2D with activation " + std::to_string(activation)};
-    }
     const std::vector<int64_t> strides{param(params, kStrideH, name), param(params, kStrideW, name)};
     if (pad == 0 && strides != std::vector<int64_t>{1, 1}) {
       throw Untranslatable{"CONV2D with SAME padding and a stride > 1 (its pads depend on the input size)"};
@@ -325,7 +331,7 @@ class RuleTranslator {
     attrs.push_back({"strides", ints(strides)});
     attrs.push_back({"pads", pad == 0 ? Expr::binary("++", half, half) : ints({0, 0, 0, 0})});
     attrs.push_back({"group", Expr::integer(params.count(kGroup) != 0 ? params.at(kGroup) : 1)});
-    attrs.push_back({"activation", Expr::string(kActivations[activation])});
+    attrs.push_back({"activation", activation_expr(param(params, kActivation, name), name)});
     if (in_source) kernel_bound_ = true;
     return attrs;
   }

@@ -65,6 +65,10 @@ TEST_CASE("TASO rule 0 is matmul associativity", "[rules]") {
   CHECK(rule.source[0].op == ir::OpKind::kMatMul);
   CHECK(rule.source[0].inputs == std::vector<std::string>{"in1", "in4"});
   CHECK(rule.source[1].inputs == std::vector<std::string>{"s0_0", "in5"});
+  // A plain MatMul only: graphsub's MatMul may carry a fused activation, which this rule must not see.
+  REQUIRE(rule.source[0].attrs.size() == 1);
+  CHECK(rule.source[0].attrs[0].name == "activation");
+  CHECK(to_string(rule.source[0].attrs[0].value) == "\"none\"");
   REQUIRE(rule.target.size() == 2);
   CHECK(rule.target[0].inputs == std::vector<std::string>{"in4", "in5"});
   CHECK(rule.target[1].inputs == std::vector<std::string>{"in1", "t0_0"});
@@ -181,7 +185,7 @@ TEST_CASE("TASO rules that cannot be translated exactly are skipped with a reaso
   };
   const TasoOp relu{8, {{-1, 0}}, {}};
   CHECK(reason({{6, {{-1, 0}}, {}}}, {relu}) == "taso-0: operator POOL2D_MAX has no translation");
-  CHECK(reason({{18, {{-1, 0}, {-2, 0}}, {{9, 2}}}}, {relu}) == "taso-0: MATMUL with a fused activation");
+  CHECK(reason({{18, {{-1, 0}, {-2, 0}}, {{9, 7}}}}, {relu}) == "taso-0: MATMUL with activation 7");
   CHECK(reason({relu}, {{8, {{-3, 0}}, {}}}) ==
         "taso-0: target reads 'in3', which is neither a pattern input nor defined earlier in the target");
   CHECK(reason({relu}, {{8, {{0, 0}}, {}}, relu}) == "taso-0: operator 0 reads a later operator");
@@ -200,8 +204,10 @@ TEST_CASE("graphsub's search runs TASO's rules: x*w1 + x*w2 becomes x*(w1 + w2)"
   const ir::ValueId x = graph.add_input("x", testing::float_type({8, 16}));
   const ir::ValueId w1 = graph.add_weight("w1", ir::share(testing::random_tensor({16, 32}, 1)));
   const ir::ValueId w2 = graph.add_weight("w2", ir::share(testing::random_tensor({16, 32}, 2)));
-  const ir::NodeId a = testing::add_inferred(graph, ir::OpKind::kMatMul, {x, w1});
-  const ir::NodeId b = testing::add_inferred(graph, ir::OpKind::kMatMul, {x, w2});
+  ir::Attributes plain;
+  plain.set("activation", std::string("none"));
+  const ir::NodeId a = testing::add_inferred(graph, ir::OpKind::kMatMul, {x, w1}, plain);
+  const ir::NodeId b = testing::add_inferred(graph, ir::OpKind::kMatMul, {x, w2}, plain);
   const ir::NodeId y = testing::add_inferred(graph, ir::OpKind::kAdd, {graph.node(a).outputs[0], graph.node(b).outputs[0]});
   graph.set_name(graph.node(y).outputs[0], "y");
   graph.set_outputs({graph.node(y).outputs[0]});
