@@ -153,6 +153,79 @@ TEST_CASE("the conv merges need equal parameters and bias on both or neither", "
   }
 }
 
+TEST_CASE("a conv with a fused relu merges with a plain one, the relu kept on its own part", "[rules]") {
+  const std::vector<rules::Rule> rules = read_rules("merge.rules");
+  for (const bool bias : {false, true}) {
+    DYNAMIC_SECTION((bias ? "with" : "without") << " bias") {
+      const rules::Rule& rule =
+          rule_named(rules, bias ? "merge-convs-bias-relu-and-plain" : "merge-convs-relu-and-plain");
+      ConvParams plain{{3, 3}, bias, {1, 1}, {1, 1, 1, 1}};
+      ConvParams relu = plain;
+      relu.activation = "relu";
+      // One match, whichever of the two comes first in the graph.
+      check_every_match(two_convs(relu, plain), rule, 1);
+      check_every_match(two_convs(plain, relu), rule, 1);
+      CHECK(rewrite::Matcher::find(two_convs(plain, plain), rule).empty());
+      ConvParams sigmoid = plain;
+      sigmoid.activation = "sigmoid";
+      CHECK(rewrite::Matcher::find(two_convs(sigmoid, plain), rule).empty());
+    }
+  }
+}
+
+TEST_CASE("a 1x1 convolution is enlarged and merged into a 3x3 one in one step", "[rules]") {
+  const std::vector<rules::Rule> rules = read_rules("merge.rules");
+  for (const bool bias : {false, true}) {
+    for (const bool relu : {false, true}) {
+      for (const int64_t stride : {1, 2}) {
+        DYNAMIC_SECTION((bias ? "bias" : "no bias") << (relu ? ", relu on the 3x3" : ", same activation")
+                                                    << ", stride " << stride) {
+          std::string name = bias ? "merge-conv-bias-1x1-into-3x3" : "merge-conv-1x1-into-3x3";
+          if (relu) name += "-relu";
+          const rules::Rule& rule = rule_named(rules, name);
+          ConvParams three{{3, 3}, bias, {stride, stride}, {1, 1, 1, 1}};
+          ConvParams one{{1, 1}, bias, {stride, stride}, {0, 0, 0, 0}};
+          if (relu) three.activation = "relu";
+          check_every_match(two_convs(three, one), rule, 1);
+          check_every_match(two_convs(one, three), rule, 1);
+          // The 1x1's pads must be the 3x3's less one: otherwise the two read different windows.
+          ConvParams shifted = one;
+          shifted.pads = {1, 1, 1, 1};
+          CHECK(rewrite::Matcher::find(two_convs(three, shifted), rule).empty());
+          ConvParams other_stride = one;
+          other_stride.strides = {stride + 1, stride + 1};
+          CHECK(rewrite::Matcher::find(two_convs(three, other_stride), rule).empty());
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("a merge that puts the relu on the wrong part fails the numeric check", "[rules]") {
+  const rules::Rule wrong = rules::parse_rules(R"(
+rule relu-on-wrong-part
+  source
+    y1 = Conv(x, w1) [kernel_shape = ?k, strides = ?s, pads = ?p, dilations = ?d, group = 1, activation = "relu"]
+    y2 = Conv(x, w2) [kernel_shape = ?k, strides = ?s, pads = ?p, dilations = ?d, group = 1, activation = "none"]
+  target
+    w = Concat(w1, w2) [axis = 0]
+    y = Conv(x, w) [@y2]
+    z1, z2 = Split(y) [axis = 1, split = [shape(w1)[0], shape(w2)[0]]]
+    r2 = Relu(z2)
+  map y1 -> z1, y2 -> r2
+end
+)", "wrong.rules")[0];
+  ConvParams plain{{3, 3}, false, {1, 1}, {1, 1, 1, 1}};
+  ConvParams relu = plain;
+  relu.activation = "relu";
+  const ir::Graph graph = two_convs(relu, plain);
+  const std::vector<rewrite::Match> matches = rewrite::Matcher::find(graph, wrong);
+  REQUIRE(matches.size() == 1);
+  const std::optional<ir::Graph> after = rewrite::apply(graph, matches[0], nullptr);
+  REQUIRE(after);
+  CHECK_FALSE(runtime::check_equivalent(graph, *after).passed());
+}
+
 TEST_CASE("merge-matmuls keeps what two products compute", "[rules]") {
   const std::vector<rules::Rule> rules = read_rules("merge.rules");
   const rules::Rule& rule = rule_named(rules, "merge-matmuls");
