@@ -19,4 +19,7 @@ Command setup_optimize(CLI::App& app);
 /// `graphsub inspect IN`: what the model holds and what graphsub models of it.
 Command setup_inspect(CLI::App& app);
 
+/// `graphsub models [--write DIR]`: list the benchmark models, or write them as ONNX files.
+Command setup_models(CLI::App& app);
+
 }  // namespace graphsub::cmd

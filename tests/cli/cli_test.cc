@@ -208,3 +208,25 @@ TEST_CASE("inspect lists operators, FLOPs and weights", "[cli]") {
   REQUIRE(json.status == 0);
   CHECK(json.out.find("\"modelled_nodes\"") != std::string::npos);
 }
+
+TEST_CASE("models lists the benchmark models and writes the ones named", "[cli]") {
+  const Run list = graphsub("models");
+  CHECK(list.status == 0);
+  for (const char* name : {"resnet50", "inception_v3", "nasrnn", "bert", "resnet "}) {
+    CHECK(list.out.find(name) != std::string::npos);
+  }
+  Scratch scratch("models");
+  const Run write = graphsub("models --write " + scratch.path().string() + " sru inception_e --image-size 4");
+  CHECK(write.status == 0);
+  CHECK(count_lines(write.out) == 2);
+  const Run inspect = graphsub("inspect " + (scratch.path() / "sru.onnx").string());
+  CHECK(inspect.status == 0);
+  CHECK(inspect.out.find("11 nodes") != std::string::npos);
+  CHECK(fs::exists(scratch.path() / "inception_e.onnx"));
+
+  const Run unknown = graphsub("models --write " + scratch.path().string() + " resnet51");
+  CHECK(unknown.status == 1);
+  CHECK(count_lines(unknown.err) == 1);
+  CHECK(unknown.err.find("resnet50, resnext50") != std::string::npos);
+  CHECK(!fs::exists(scratch.path() / "resnet51.onnx"));
+}
