@@ -175,30 +175,27 @@ TEST_CASE("a conv with a fused relu merges with a plain one, the relu kept on it
 
 TEST_CASE("a 1x1 convolution is enlarged and merged into a 3x3 one in one step", "[rules]") {
   const std::vector<rules::Rule> rules = read_rules("merge.rules");
-  for (const bool bias : {false, true}) {
-    for (const bool relu : {false, true}) {
-      for (const int64_t stride : {1, 2}) {
-        DYNAMIC_SECTION((bias ? "bias" : "no bias") << (relu ? ", relu on the 3x3" : ", same activation")
-                                                    << ", stride " << stride) {
-          std::string name = bias ? "merge-conv-bias-1x1-into-3x3" : "merge-conv-1x1-into-3x3";
-          if (relu) name += "-relu";
-          const rules::Rule& rule = rule_named(rules, name);
-          ConvParams three{{3, 3}, bias, {stride, stride}, {1, 1, 1, 1}};
-          ConvParams one{{1, 1}, bias, {stride, stride}, {0, 0, 0, 0}};
-          if (relu) three.activation = "relu";
-          check_every_match(two_convs(three, one), rule, 1);
-          check_every_match(two_convs(one, three), rule, 1);
-          // The 1x1's pads must be the 3x3's less one: otherwise the two read different windows.
-          ConvParams shifted = one;
-          shifted.pads = {1, 1, 1, 1};
-          CHECK(rewrite::Matcher::find(two_convs(three, shifted), rule).empty());
-          ConvParams other_stride = one;
-          other_stride.strides = {stride + 1, stride + 1};
-          CHECK(rewrite::Matcher::find(two_convs(three, other_stride), rule).empty());
-        }
-      }
-    }
-  }
+  const bool bias = GENERATE(false, true);
+  const bool relu = GENERATE(false, true);
+  const bool first = GENERATE(false, true);  // the 1x1's channels first in the merged output
+  const int64_t stride = GENERATE(1, 2);
+  std::string name = bias ? "merge-conv-bias-1x1-into-3x3" : "merge-conv-1x1-into-3x3";
+  if (relu) name += "-relu";
+  if (first) name += "-first";
+  INFO(name << ", stride " << stride);
+  const rules::Rule& rule = rule_named(rules, name);
+  ConvParams three{{3, 3}, bias, {stride, stride}, {1, 1, 1, 1}};
+  ConvParams one{{1, 1}, bias, {stride, stride}, {0, 0, 0, 0}};
+  if (relu) three.activation = "relu";
+  check_every_match(two_convs(three, one), rule, 1);
+  check_every_match(two_convs(one, three), rule, 1);
+  // The 1x1's pads must be the 3x3's less one: otherwise the two read different windows.
+  ConvParams shifted = one;
+  shifted.pads = {1, 1, 1, 1};
+  CHECK(rewrite::Matcher::find(two_convs(three, shifted), rule).empty());
+  ConvParams other_stride = one;
+  other_stride.strides = {stride + 1, stride + 1};
+  CHECK(rewrite::Matcher::find(two_convs(three, other_stride), rule).empty());
 }
 
 TEST_CASE("a merge that puts the relu on the wrong part fails the numeric check", "[rules]") {
