@@ -332,6 +332,51 @@ Matcher::Plan plan_of(const rules::Rule& rule) {
   return plan;
 }
 
+/// Marks the nodes at most `hops` steps from `nodes`, a step going from a node to another that
+/// produces, reads or shares one of its values: a connected source pattern of n nodes binds only
+/// nodes within n - 1 steps of each other.
+std::vector<char> near(const GraphIndex& index, const std::vector<ir::NodeId>& nodes, std::size_t hops) {
+  const ir::Graph& graph = index.graph();
+  std::vector<char> marked(static_cast<std::size_t>(graph.node_capacity()), 0);
+  for (ir::NodeId id : nodes) marked[id] = 1;
+  std::vector<ir::NodeId> frontier = nodes;
+  for (std::size_t hop = 0; hop < hops && !frontier.empty(); ++hop) {
+    std::vector<ir::NodeId> next;
+    const auto visit = [&](ir::NodeId id) {
+      if (marked[id]) return;
+      marked[id] = 1;
+      next.push_back(id);
+    };
+    for (ir::NodeId id : frontier) {
+      const ir::Node& node = graph.node(id);
+      for (ir::ValueId value : node.inputs) {
+        if (value == ir::kNoValue) continue;
+        if (graph.value(value).kind == ir::ValueKind::kIntermediate) visit(graph.value(value).producer);
+        for (const auto& use : index.consumers(value)) visit(use.first);
+      }
+      for (ir::ValueId value : node.outputs) {
+        for (const auto& use : index.consumers(value)) visit(use.first);
+      }
+    }
+    frontier = std::move(next);
+  }
+  return marked;
+}
+
+/// Adds every match anchored at node `id` of the plans whose first source op is its op.
+void match_at(const GraphIndex& index, ir::NodeId id, const std::vector<Matcher::Plan>& plans,
+              const std::map<ir::OpKind, std::vector<std::size_t>>& by_anchor_op, std::vector<Match>& matches) {
+  const auto anchored = by_anchor_op.find(index.graph().node(id).op);
+  if (anchored == by_anchor_op.end()) return;
+  for (std::size_t plan : anchored->second) Search(index, plans[plan], matches).run(id);
+}
+
+/// True when the match binds a node of `nodes`.
+bool binds_any(const Match& match, const std::vector<ir::NodeId>& nodes) {
+  return std::any_of(match.nodes.begin(), match.nodes.end(),
+                     [&](ir::NodeId id) { return std::find(nodes.begin(), nodes.end(), id) != nodes.end(); });
+}
+
 }  // namespace
 
 Matcher::Matcher(const std::vector<rules::Rule>& rules) {
@@ -339,16 +384,27 @@ Matcher::Matcher(const std::vector<rules::Rule>& rules) {
     Plan plan = plan_of(rule);
     by_anchor_op_[rule.source[0].op].push_back(plans_.size());
     plans_.push_back(std::move(plan));
+    largest_source_ = std::max(largest_source_, rule.source.size());
   }
 }
 
 std::vector<Match> Matcher::find_all(const ir::Graph& graph) const {
   const GraphIndex index(graph);
   std::vector<Match> matches;
+  for (ir::NodeId id : graph.node_ids()) match_at(index, id, plans_, by_anchor_op_, matches);
+  return matches;
+}
+
+std::vector<Match> Matcher::find_touching(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes) const {
+  const GraphIndex index(graph);
+  const std::vector<char> anchors = near(index, nodes, std::max<std::size_t>(largest_source_, 1) - 1);
+  std::vector<Match> found;
   for (ir::NodeId id : graph.node_ids()) {
-    const auto rules = by_anchor_op_.find(graph.node(id).op);
-    if (rules == by_anchor_op_.end()) continue;
-    for (std::size_t plan : rules->second) Search(index, plans_[plan], matches).run(id);
+    if (anchors[id]) match_at(index, id, plans_, by_anchor_op_, found);
+  }
+  std::vector<Match> matches;
+  for (Match& match : found) {
+    if (binds_any(match, nodes)) matches.push_back(std::move(match));
   }
   return matches;
 }

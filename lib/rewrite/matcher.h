@@ -32,6 +32,11 @@ class Matcher {
   /// other nodes.
   std::vector<Match> find_all(const ir::Graph& graph) const;
 
+  /// The matches of find_all that bind one of `nodes` (live nodes of `graph`), in the same order.
+  /// Only anchors a source pattern's size away from those nodes are tried, so a search that knows
+  /// the nodes a rewrite made finds the matches it enabled without matching the whole graph.
+  std::vector<Match> find_touching(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes) const;
+
   /// Every match of one rule (any rule, not only the Matcher's), in the same order; throws as the
   /// constructor does for a rule it would refuse.
   static std::vector<Match> find(const ir::Graph& graph, const rules::Rule& rule);
@@ -45,6 +50,7 @@ class Matcher {
  private:
   std::vector<Plan> plans_;
   std::map<ir::OpKind, std::vector<std::size_t>> by_anchor_op_;  ///< Op → indices into plans_.
+  std::size_t largest_source_ = 0;  ///< Nodes in the largest source pattern.
 };
 
 }  // namespace graphsub::rewrite

@@ -3,9 +3,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 
+#include "onnx_io/onnx_io.h"
 #include "rewrite/rewrite_testing.h"
+#include "rewrite/rewriter.h"
+#include "rules/shipped_rules.h"
 
 namespace graphsub::rewrite {
 namespace {
@@ -208,6 +212,89 @@ end
       graph, parse_rule("rule all\n  source\n    y = Concat(xs...)\n  target\n    t = Concat(xs...)\n  map y -> t\nend\n"));
   REQUIRE(all.size() == 1);
   CHECK(all[0].lists.at("xs...") == parts);
+}
+
+}  // namespace graphsub::rewrite
+
+namespace graphsub::rewrite {
+
+TEST_CASE("find_touching returns the matches of find_all that bind the given nodes, in order") {
+  // y = concat(relu(x0), relu(x1), relu(x2)); the pair rule anchors on a Relu two steps from another.
+  ir::Graph graph;
+  std::vector<ir::ValueId> parts;
+  std::vector<ir::NodeId> relus;
+  for (int i = 0; i < 3; ++i) {
+    const ir::ValueId x = graph.add_input("x" + std::to_string(i), testing::float_type({1, 2}));
+    relus.push_back(add_canonical(graph, ir::OpKind::kRelu, {x}));
+    parts.push_back(out(graph, relus.back()));
+  }
+  ir::Attributes axis;
+  axis.set("axis", int64_t{1});
+  const ir::NodeId concat = add_canonical(graph, ir::OpKind::kConcat, parts, axis);
+  graph.set_outputs({out(graph, concat)});
+  const std::vector<rules::Rule> rules{parse_rule(R"(
+rule pair
+  source
+    a = Relu(p)
+    b = Relu(q)
+    y = Concat(pre..., a, b, post...) [axis = 1]
+  target
+    c = Concat(p, q) [axis = 1]
+    r = Relu(c)
+    t = Concat(pre..., r, post...) [axis = 1]
+  map y -> t
+end
+)")};
+  const Matcher matcher(rules);
+  const std::vector<Match> all = matcher.find_all(graph);
+  REQUIRE(all.size() == 2);
+  const auto nodes_of = [](const std::vector<Match>& matches) {
+    std::vector<std::vector<ir::NodeId>> nodes;
+    for (const Match& match : matches) nodes.push_back(match.nodes);
+    return nodes;
+  };
+  CHECK(nodes_of(matcher.find_touching(graph, {concat})) == nodes_of(all));
+  CHECK(nodes_of(matcher.find_touching(graph, {relus[2]})) == nodes_of({all[1]}));
+  CHECK(nodes_of(matcher.find_touching(graph, {relus[0]})) == nodes_of({all[0]}));
+  CHECK(matcher.find_touching(graph, {}).empty());
+}
+
+TEST_CASE("find_touching reaches an anchor that only shares an input with the given node") {
+  const std::vector<rules::Rule> rules{parse_rule(testing::kMergeConvs)};
+  const ir::Graph graph = testing::two_convs({1, 1}, {1, 1});
+  const std::vector<ir::NodeId> convs = graph.node_ids();
+  const Matcher matcher(rules);
+  REQUIRE(matcher.find_all(graph).size() == 2);  // both orders
+  CHECK(matcher.find_touching(graph, {convs[1]}).size() == 2);
+}
+
+}  // namespace graphsub::rewrite
+
+namespace graphsub::rewrite {
+
+TEST_CASE("find_touching agrees with find_all on every node, with every shipped rule") {
+  // A residual block and every graph one shipped rule away from it.
+  const std::vector<rules::Rule> rules = rules::default_rules();
+  const Matcher matcher(rules);
+  const ir::Graph input = onnx_io::import_model(GRAPHSUB_SOURCE_DIR "/models/small_cnn.onnx");
+  std::vector<ir::Graph> graphs = {input};
+  for (const Match& match : matcher.find_all(input)) graphs.push_back(*apply(input, match));
+  std::size_t compared = 0;
+  for (const ir::Graph& graph : graphs) {
+    const std::vector<Match> all = matcher.find_all(graph);
+    compared += all.size();
+    for (ir::NodeId id : graph.node_ids()) {
+      std::vector<std::vector<ir::NodeId>> expected;
+      for (const Match& match : all) {
+        if (std::count(match.nodes.begin(), match.nodes.end(), id)) expected.push_back(match.nodes);
+      }
+      std::vector<std::vector<ir::NodeId>> touching;
+      for (const Match& match : matcher.find_touching(graph, {id})) touching.push_back(match.nodes);
+      INFO("node " << id);
+      CHECK(touching == expected);
+    }
+  }
+  CHECK(compared > 10);
 }
 
 }  // namespace graphsub::rewrite

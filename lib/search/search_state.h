@@ -1,0 +1,122 @@
+// What backtracking, sampling and exhaustive search share: the path of applied steps, the graphs
+// already seen, the best graph so far, the limits and the counters.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <unordered_set>
+#include <vector>
+
+#include "cost/cost.h"
+#include "cost/cost_model.h"
+#include "ir/graph.h"
+#include "rewrite/match.h"
+#include "rewrite/matcher.h"
+#include "search/search_options.h"
+
+namespace graphsub::search {
+
+/// Nodes that will run: live nodes less those export folds into weights.
+std::size_t running_nodes(const ir::Graph& graph);
+
+/// True when `a` is below `b` by more than rounding (a relative 1e-12): a cost that is only
+/// summed in another order is not cheaper.
+bool clearly_less(double a, double b);
+
+/// One applied step and the path before it: every graph derived from a path shares it, so a
+/// path is a linked list, not a copy.
+struct StepLink {
+  AppliedStep step;
+  std::shared_ptr<const StepLink> previous;
+};
+
+/// The steps from the input to a graph, last first; null for the input itself.
+using Path = std::shared_ptr<const StepLink>;
+
+/// The steps of a path, from the input on.
+std::vector<AppliedStep> unroll(Path path);
+
+/// A graph the search reached: the graph, what it costs, and the steps that led there.
+struct Reached {
+  ir::Graph graph;
+  cost::Cost cost;
+  Path path;
+};
+
+/// One search run's shared state: the seen structural hashes, the best graph so far, the
+/// counters of SearchResult, the node cap and the clock. A search algorithm decides which graphs
+/// to expand and in what order; this class expands them and keeps the books.
+class SearchState {
+ public:
+  /// Starts at `input`; the matcher, the model and the options must outlive the state.
+  SearchState(const ir::Graph& input, const rewrite::Matcher& matcher, const cost::CostModel& model,
+              const SearchOptions& options);
+
+  /// The input, reached by no step.
+  Reached input() const;
+
+  /// The budget or time limit if one is reached, else nullopt.
+  std::optional<StopReason> limit_reached() const;
+
+  /// Every match in `graph`; counts one expansion.
+  std::vector<rewrite::Match> matches(const ir::Graph& graph);
+
+  /// The matches in `graph` that bind one of `nodes` (Matcher::find_touching): a look-ahead
+  /// around a few nodes, not counted as an expansion.
+  std::vector<rewrite::Match> matches_touching(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes) const;
+
+  /// `graph` with `match` applied, or nullopt when the rewriter refuses it or the result has more
+  /// running nodes than the cap (counted as rejected). Counts a generated graph; marks nothing seen.
+  std::optional<ir::Graph> apply(const ir::Graph& graph, const rewrite::Match& match);
+
+  /// `next` (from applying `match` to `from`) with its cost and its path.
+  Reached reach(const Reached& from, const rewrite::Match& match, ir::Graph next) const;
+
+  /// True the first time a graph of this structure comes; a later one is counted as a duplicate.
+  bool first_visit(const ir::Graph& graph);
+
+  /// True when a graph of this structure came before; counts nothing.
+  bool seen(const ir::Graph& graph) const;
+
+  /// Makes `reached` the best so far when it is cheaper, or as cheap with fewer nodes: a
+  /// substitution that removes a free node (a one-part split, a view) still tidies the result.
+  void offer(const Reached& reached);
+
+  /// Expands `from`: applies each of its matches in order and, for each graph not seen before,
+  /// offers it as the best and then passes it to `visit(Reached&&)`.
+  template <typename Visit>
+  void expand(const Reached& from, Visit&& visit) {
+    for (const rewrite::Match& match : matches(from.graph)) {
+      std::optional<ir::Graph> next = apply(from.graph, match);
+      if (!next || !first_visit(*next)) continue;
+      Reached reached = reach(from, match, std::move(*next));
+      offer(reached);
+      visit(std::move(reached));
+    }
+  }
+
+  /// The cost of the best graph so far.
+  const cost::Cost& best_cost() const { return result_.best_cost; }
+
+  /// The result: the best graph and its steps, the counters, `reason` and the time taken. Logs
+  /// one line naming the `algorithm`. The state is spent afterwards.
+  SearchResult finish(StopReason reason, const char* algorithm);
+
+ private:
+  double elapsed_s() const;
+
+  const rewrite::Matcher& matcher_;
+  const cost::CostModel& model_;
+  const SearchOptions& options_;
+  const ir::Graph input_;
+  const std::size_t node_cap_;
+  const std::chrono::steady_clock::time_point start_;
+  std::unordered_set<uint64_t> seen_;
+  Path best_path_;
+  SearchResult result_;
+};
+
+}  // namespace graphsub::search
