@@ -24,7 +24,7 @@
 #include "rules/shipped_rules.h"
 #include "rules/taso_reader.h"
 #include "runtime/equivalence.h"
-#include "search/backtracking.h"
+#include "search/optimizer.h"
 
 namespace graphsub::cmd {
 namespace {
@@ -40,7 +40,8 @@ struct OptimizeOptions {
   std::vector<std::string> disabled_rules;
   std::string device = "v100";
   std::string cost_cache;
-  search::SearchOptions search;
+  std::string search_mode = "backtrack";
+  search::OptimizerOptions optimizer;
   int check_samples = 0;
   uint32_t check_seed = 0;
   double atol = 1e-5;
@@ -160,6 +161,16 @@ nlohmann::json cost_json(const cost::Cost& cost) {
   return {{"time_ms", cost.time_ms}, {"flops", cost.flops}, {"bytes", cost.bytes}, {"launches", cost.launches}};
 }
 
+nlohmann::json split_json(const search::SplitStats& split, std::size_t threshold) {
+  return {{"threshold", threshold},
+          {"parts", split.parts},
+          {"largest_part", split.largest_part},
+          {"disabled_matches", split.disabled_matches},
+          {"seam_regions", split.seam_regions},
+          {"seam_substitutions", split.seam_steps},
+          {"seconds", {{"split", split.split_seconds}, {"parts", split.parts_seconds}, {"seams", split.seam_seconds}}}};
+}
+
 nlohmann::json search_json(const search::SearchResult& result, std::size_t rule_count) {
   nlohmann::json steps = nlohmann::json::array();
   for (const search::AppliedStep& step : result.steps) steps.push_back({{"rule", step.rule}, {"where", step.where}});
@@ -213,9 +224,12 @@ void run_optimize(const OptimizeOptions& options) {
   const std::vector<rules::Rule> rules = load_rules(options);
   const rewrite::Matcher matcher(rules);
   const std::unique_ptr<cost::CostModel> model = make_cost_model(options);
+  search::OptimizerOptions optimizer = options.optimizer;
+  optimizer.mode = search::search_mode_by_name(options.search_mode);
   timer.start();
-  search::SearchResult result = search::backtracking_search(original, matcher, *model, options.search);
+  const search::OptimizeResult optimized = search::optimize(original, matcher, *model, optimizer);
   timer.stop("search");
+  const search::SearchResult& result = optimized.search;
   log->info("{} substitutions, estimated {:.6g} ms -> {:.6g} ms on {} ({})", result.steps.size(),
             result.initial_cost.time_ms, result.best_cost.time_ms, options.device, search::to_string(result.stop));
   timer.start();
@@ -225,6 +239,8 @@ void run_optimize(const OptimizeOptions& options) {
                            {"import", import_json(stats)},    {"device", options.device},
                            {"nodes_before", original.node_count()},
                            {"search", search_json(result, rules.size())}};
+  report["search"]["mode"] = options.search_mode;
+  report["search"]["split"] = split_json(optimized.split, optimizer.split_threshold);
   if (options.check_samples > 0) check_output(original, options, timer, report);
   report["seconds"] = timer.times();
   if (!options.report.empty()) write_report(options.report, report);
@@ -252,11 +268,23 @@ Command setup_optimize(CLI::App& app) {
   sub->add_option("--device", options->device, "Device whose cost model ranks graphs: v100, a100, h100, cpu")
       ->capture_default_str();
   sub->add_option("--cost-cache", options->cost_cache, "Measured costs (a cost cache file) to rank graphs with");
-  sub->add_option("--alpha", options->search.alpha, "Keep candidates costing under alpha x the best")
+  sub->add_option("--search", options->search_mode, "Search on each part: backtrack, sampling or exhaustive")
+      ->capture_default_str()->check(CLI::IsMember({"backtrack", "sampling", "exhaustive"}));
+  sub->add_option("--split-threshold", options->optimizer.split_threshold,
+                  "Split the graph into parts of at most N nodes (MetaFlow); 0: search it whole")
+      ->capture_default_str();
+  sub->add_option("--threads", options->optimizer.threads, "Parts searched at once (0: one per core)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  sub->add_option("--sample-size", options->optimizer.search.sample_size, "Sampling: Q, sequences kept per round")
+      ->capture_default_str()->check(CLI::Range(2, 100000));
+  sub->add_option("--exploration-depth", options->optimizer.search.exploration_depth,
+                  "Sampling: eta, most successive cost-increasing steps")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  sub->add_option("--alpha", options->optimizer.search.alpha, "Keep candidates costing under alpha x the best")
       ->capture_default_str()->check(CLI::Range(1.0, 100.0));
-  sub->add_option("--budget", options->search.budget, "Most candidate graphs to expand")
+  sub->add_option("--budget", options->optimizer.search.budget, "Most candidate graphs to expand")
       ->capture_default_str()->check(CLI::PositiveNumber);
-  sub->add_option("--time-limit", options->search.time_limit_s, "Search time limit in seconds")
+  sub->add_option("--time-limit", options->optimizer.search.time_limit_s, "Search time limit in seconds")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
   return {sub, [options] { run_optimize(*options); }};
 }

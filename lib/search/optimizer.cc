@@ -1,0 +1,288 @@
+// Split, search the parts in parallel, stitch, search the seams.
+#include "search/optimizer.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/error.h"
+#include "ir/log.h"
+#include "search/exhaustive.h"
+#include "search/sampling.h"
+#include "search/split.h"
+#include "search/subgraph.h"
+
+namespace graphsub::search {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// Runs task(i) for i in [0, count) on up to `threads` threads; rethrows the first failure.
+void run_parallel(std::size_t count, int threads, const std::function<void(std::size_t)>& task) {
+  const std::size_t workers = std::min<std::size_t>(count, static_cast<std::size_t>(std::max(1, threads)));
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr failure;
+  std::atomic<bool> failed{false};
+  auto work = [&] {
+    for (std::size_t i = next++; i < count && !failed; i = next++) {
+      try {
+        task(i);
+      } catch (...) {
+        if (!failed.exchange(true)) failure = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(work);
+  work();
+  for (std::thread& thread : pool) thread.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+/// The less complete of two stop reasons: a time limit, a budget, a length limit, a natural end.
+StopReason worse(StopReason a, StopReason b) {
+  for (StopReason reason : {StopReason::kTimeLimit, StopReason::kBudget, StopReason::kLengthLimit}) {
+    if (a == reason || b == reason) return reason;
+  }
+  return a;
+}
+
+/// Adds a part's counters and steps to the whole run's.
+void accumulate(SearchResult& total, const SearchResult& part) {
+  total.expanded += part.expanded;
+  total.generated += part.generated;
+  total.duplicates += part.duplicates;
+  total.rejected += part.rejected;
+  total.stop = worse(total.stop, part.stop);
+  total.steps.insert(total.steps.end(), part.steps.begin(), part.steps.end());
+}
+
+/// The convex hull of `nodes` in `graph`: every node on a path between two of them.
+std::vector<ir::NodeId> convex_hull(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes) {
+  const auto consumers = graph.consumers();
+  auto reach = [&](bool forward) {
+    std::vector<bool> seen(static_cast<std::size_t>(graph.node_capacity()), false);
+    std::vector<ir::NodeId> stack(nodes.begin(), nodes.end());
+    for (ir::NodeId id : nodes) seen[static_cast<std::size_t>(id)] = true;
+    while (!stack.empty()) {
+      const ir::Node& node = graph.node(stack.back());
+      stack.pop_back();
+      std::vector<ir::NodeId> next;
+      for (ir::ValueId value : forward ? node.outputs : node.inputs) {
+        if (value == ir::kNoValue) continue;
+        if (forward) {
+          for (const auto& use : consumers[static_cast<std::size_t>(value)]) next.push_back(use.first);
+        } else if (graph.value(value).kind == ir::ValueKind::kIntermediate) {
+          next.push_back(graph.value(value).producer);
+        }
+      }
+      for (ir::NodeId id : next) {
+        if (!seen[static_cast<std::size_t>(id)]) {
+          seen[static_cast<std::size_t>(id)] = true;
+          stack.push_back(id);
+        }
+      }
+    }
+    return seen;
+  };
+  const std::vector<bool> below = reach(true);
+  const std::vector<bool> above = reach(false);
+  std::vector<ir::NodeId> hull;
+  for (ir::NodeId id : graph.node_ids()) {
+    if (below[static_cast<std::size_t>(id)] && above[static_cast<std::size_t>(id)]) hull.push_back(id);
+  }
+  return hull;
+}
+
+/// Groups of matches joined by shared nodes (union-find), each as the union of its nodes,
+/// ordered by their smallest node id.
+std::vector<std::vector<ir::NodeId>> clusters(const std::vector<const rewrite::Match*>& matches) {
+  std::unordered_map<ir::NodeId, ir::NodeId> parent;
+  std::function<ir::NodeId(ir::NodeId)> root = [&](ir::NodeId id) {
+    const ir::NodeId up = parent.emplace(id, id).first->second;
+    return up == id ? id : parent[id] = root(up);
+  };
+  for (const rewrite::Match* match : matches) {
+    for (ir::NodeId id : match->nodes) parent[root(id)] = root(match->nodes.front());
+  }
+  std::map<ir::NodeId, std::vector<ir::NodeId>> groups;
+  std::vector<ir::NodeId> members;
+  for (const auto& entry : parent) members.push_back(entry.first);
+  std::sort(members.begin(), members.end());
+  for (ir::NodeId id : members) groups[root(id)].push_back(id);
+  std::vector<std::vector<ir::NodeId>> result;
+  for (auto& entry : groups) result.push_back(std::move(entry.second));
+  std::sort(result.begin(), result.end());
+  return result;
+}
+
+/// One optimization run: the split, the parts, the seams.
+class Optimizer {
+ public:
+  Optimizer(const ir::Graph& input, const rewrite::Matcher& matcher, const cost::CostModel& model,
+            const OptimizerOptions& options)
+      : input_(input), matcher_(matcher), model_(model), options_(options), start_(Clock::now()),
+        threads_(options.threads > 0 ? options.threads
+                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {}
+
+  OptimizeResult run() {
+    result_.search.initial_cost = model_.graph_cost(input_);
+    const std::size_t threshold = options_.split_threshold;
+    if (threshold == 0 || input_.node_count() <= threshold) return unsplit();
+    Clock::time_point phase = Clock::now();
+    const std::vector<rewrite::Match> matches = matcher_.find_all(input_);
+    const Partition partition = split_graph(input_, matches, threshold);
+    result_.split.parts = partition.parts.size();
+    result_.split.disabled_matches = partition.disabled.size();
+    for (const auto& part : partition.parts) result_.split.largest_part = std::max(result_.split.largest_part, part.size());
+    result_.split.split_seconds = seconds_since(phase);
+    phase = Clock::now();
+    ir::Graph graph = search_parts(partition);
+    result_.split.parts_seconds = seconds_since(phase);
+    phase = Clock::now();
+    search_seams(graph);
+    result_.split.seam_seconds = seconds_since(phase);
+    return finish(std::move(graph));
+  }
+
+ private:
+  OptimizeResult unsplit() {
+    result_.search = run_search(options_.mode, input_, matcher_, model_, options_.search);
+    result_.split.largest_part = input_.node_count();
+    return std::move(result_);
+  }
+
+  SearchOptions part_options() const {
+    SearchOptions limits = options_.search;
+    limits.time_limit_s = std::max(0.0, options_.search.time_limit_s - seconds_since(start_));
+    return limits;
+  }
+
+  /// Searches every part (in parallel) and stitches the results in the parts' order.
+  ir::Graph search_parts(const Partition& partition) {
+    std::vector<Subgraph> parts;
+    for (const auto& nodes : partition.parts) parts.push_back(extract(input_, nodes));
+    std::vector<SearchResult> found(parts.size());
+    run_parallel(parts.size(), threads_, [&](std::size_t i) {
+      found[i] = run_search(options_.mode, parts[i].graph, matcher_, model_, part_options());
+    });
+    ir::Graph graph = input_;
+    std::unordered_map<ir::ValueId, ir::ValueId> moved;  // input value → value now behind it
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      accumulate(result_.search, found[i]);
+      for (ir::NodeId id : parts[i].nodes) part_of_[id] = i;
+      if (found[i].steps.empty()) continue;
+      for (ir::ValueId& outer : parts[i].outer_inputs) {
+        const auto it = moved.find(outer);
+        if (it != moved.end()) outer = it->second;
+      }
+      const Stitched stitched = stitch(graph, parts[i], found[i].best);
+      for (std::size_t k = 0; k < stitched.outputs.size(); ++k) moved[parts[i].outer_outputs[k]] = stitched.outputs[k];
+      for (ir::NodeId id : stitched.nodes) part_of_[id] = i;
+    }
+    return graph;
+  }
+
+  /// The matches of `graph` whose nodes come from two or more parts: those the cuts disabled, or
+  /// new ones the parts' rewrites made possible across a seam.
+  std::vector<std::vector<ir::NodeId>> seam_clusters(const std::vector<rewrite::Match>& matches) const {
+    std::vector<const rewrite::Match*> crossing;
+    for (const rewrite::Match& match : matches) {
+      std::unordered_set<std::size_t> parts;
+      for (ir::NodeId id : match.nodes) parts.insert(part_of_.at(id));
+      if (parts.size() > 1) crossing.push_back(&match);
+    }
+    return clusters(crossing);
+  }
+
+  /// Searches the convex region around each cluster of seam-crossing matches and stitches it.
+  void search_seams(ir::Graph& graph) {
+    const std::vector<rewrite::Match> matches = matcher_.find_all(graph);
+    const auto limit = static_cast<std::size_t>(options_.seam_region_factor * static_cast<double>(options_.split_threshold));
+    for (const std::vector<ir::NodeId>& cluster : seam_clusters(matches)) {
+      if (!std::all_of(cluster.begin(), cluster.end(), [&](ir::NodeId id) { return graph.has_node(id); })) continue;
+      const std::vector<ir::NodeId> region = convex_hull(graph, cluster);
+      if (region.size() > limit) continue;
+      ++result_.split.seam_regions;
+      Subgraph part = extract(graph, region);
+      const SearchResult found = run_search(options_.mode, part.graph, matcher_, model_, part_options());
+      accumulate(result_.search, found);
+      result_.split.seam_steps += found.steps.size();
+      if (!found.steps.empty()) stitch(graph, part, found.best);
+    }
+  }
+
+  /// The stitched graph as the result, unless (by a bug elsewhere) it costs more than the input.
+  OptimizeResult finish(ir::Graph graph) {
+    SearchResult& search = result_.search;
+    search.best_cost = model_.graph_cost(graph);
+    if (search.best_cost.time_ms > search.initial_cost.time_ms || graph.has_cycle()) {
+      logger("search")->warn("the stitched graph is no better than the input; keeping the input");
+      search.best = input_;
+      search.best_cost = search.initial_cost;
+      search.steps.clear();
+    } else {
+      search.best = std::move(graph);
+    }
+    search.seconds = seconds_since(start_);
+    logger("search")->info("{} parts (largest {} nodes, {} matches cut), {} seam regions: {:.6g} ms -> {:.6g} ms",
+                           result_.split.parts, result_.split.largest_part, result_.split.disabled_matches,
+                           result_.split.seam_regions, search.initial_cost.time_ms, search.best_cost.time_ms);
+    return std::move(result_);
+  }
+
+  const ir::Graph& input_;
+  const rewrite::Matcher& matcher_;
+  const cost::CostModel& model_;
+  const OptimizerOptions& options_;
+  const Clock::time_point start_;
+  const int threads_;
+  std::unordered_map<ir::NodeId, std::size_t> part_of_;  ///< Node of the stitched graph → its part.
+  OptimizeResult result_;
+};
+
+}  // namespace
+
+const char* to_string(SearchMode mode) {
+  switch (mode) {
+    case SearchMode::kBacktrack: return "backtrack";
+    case SearchMode::kSampling: return "sampling";
+    case SearchMode::kExhaustive: return "exhaustive";
+  }
+  return "backtrack";
+}
+
+SearchMode search_mode_by_name(const std::string& name) {
+  for (SearchMode mode : {SearchMode::kBacktrack, SearchMode::kSampling, SearchMode::kExhaustive}) {
+    if (name == to_string(mode)) return mode;
+  }
+  throw Error("unknown search '" + name + "'; expected backtrack, sampling or exhaustive");
+}
+
+SearchResult run_search(SearchMode mode, const ir::Graph& input, const rewrite::Matcher& matcher,
+                        const cost::CostModel& model, const SearchOptions& options) {
+  switch (mode) {
+    case SearchMode::kSampling: return sampling_search(input, matcher, model, options);
+    case SearchMode::kExhaustive: return exhaustive_search(input, matcher, model, options);
+    case SearchMode::kBacktrack: break;
+  }
+  return backtracking_search(input, matcher, model, options);
+}
+
+OptimizeResult optimize(const ir::Graph& input, const rewrite::Matcher& matcher, const cost::CostModel& model,
+                        const OptimizerOptions& options) {
+  return Optimizer(input, matcher, model, options).run();
+}
+
+}  // namespace graphsub::search

@@ -1,0 +1,73 @@
+// The one entry point of the search: split the graph, search each part, stitch, search the seams.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "cost/cost_model.h"
+#include "ir/graph.h"
+#include "rewrite/matcher.h"
+#include "search/backtracking.h"
+
+namespace graphsub::search {
+
+/// Which search runs on each part.
+enum class SearchMode {
+  kBacktrack,   ///< MetaFlow Alg. 1 / TASO Alg. 2 (backtracking.h).
+  kSampling,    ///< OCGGS Alg. 3 (sampling.h).
+  kExhaustive,  ///< Every reachable graph (exhaustive.h): the oracle, for small graphs only.
+};
+
+/// "backtrack", "sampling", "exhaustive".
+const char* to_string(SearchMode mode);
+/// The mode of that name; throws graphsub::Error on another.
+SearchMode search_mode_by_name(const std::string& name);
+
+/// How to optimize a whole graph.
+struct OptimizerOptions {
+  SearchMode mode = SearchMode::kBacktrack;
+  /// MetaFlow's split threshold: parts of at most this many nodes are searched on their own
+  /// (MetaFlow and OCGGS used 30). 0 searches the whole graph at once.
+  std::size_t split_threshold = 30;
+  /// Parts searched at once; 0: one per hardware thread. The result does not depend on it
+  /// (unless a time limit cuts searches short).
+  int threads = 0;
+  /// Nodes around a seam searched again after stitching, at most this × the threshold; larger
+  /// seam regions are left as stitched.
+  double seam_region_factor = 2;
+  /// Limits of each part's search (the time limit is for the whole run).
+  SearchOptions search;
+};
+
+/// What the split did.
+struct SplitStats {
+  std::size_t parts = 1;
+  std::size_t largest_part = 0;     ///< Nodes.
+  std::size_t disabled_matches = 0; ///< Matches of the input graph that the cuts disabled.
+  std::size_t seam_regions = 0;     ///< Regions around seams searched again.
+  std::size_t seam_steps = 0;       ///< Substitutions found there.
+  double split_seconds = 0;
+  double parts_seconds = 0;
+  double seam_seconds = 0;
+};
+
+/// A search's result and, when the graph was split, how.
+struct OptimizeResult {
+  SearchResult search;  ///< Over the whole graph: costs, every step (parts in order, then seams), counters.
+  SplitStats split;
+};
+
+/// Optimizes `input`: split into parts of at most the threshold (MetaFlow Alg. 2), each part
+/// searched with the mode's search on its own thread, the optimized parts stitched back, and the
+/// regions around the seams searched again for substitutions the cuts disabled. The result is
+/// never costlier than the input and does not depend on the thread count or timing, except where
+/// the time limit stops a search.
+OptimizeResult optimize(const ir::Graph& input, const rewrite::Matcher& matcher, const cost::CostModel& model,
+                        const OptimizerOptions& options);
+
+/// The mode's search on one graph, unsplit.
+SearchResult run_search(SearchMode mode, const ir::Graph& input, const rewrite::Matcher& matcher,
+                        const cost::CostModel& model, const SearchOptions& options);
+
+}  // namespace graphsub::search

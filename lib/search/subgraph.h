@@ -1,0 +1,36 @@
+// A part of a graph taken out as a graph of its own, and put back once optimized.
+#pragma once
+
+#include <unordered_map>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace graphsub::search {
+
+/// A convex set of a graph's nodes as a standalone graph. Its inputs are the values the part
+/// reads from outside (graph inputs and other nodes' outputs); its outputs are the values it
+/// produces that are read outside or are graph outputs. Weights stay weights, shared.
+struct Subgraph {
+  ir::Graph graph;
+  std::vector<ir::NodeId> nodes;           ///< The part's nodes in the outer graph.
+  std::vector<ir::ValueId> outer_inputs;   ///< The outer value behind each graph.inputs()[i].
+  std::vector<ir::ValueId> outer_outputs;  ///< The outer value behind each graph.outputs()[i].
+  std::unordered_map<ir::ValueId, ir::ValueId> outer_weights;  ///< Weight in graph → outer weight.
+};
+
+/// Takes `nodes` (live, convex: no path leaves the set and comes back) out of `graph`.
+Subgraph extract(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes);
+
+/// What stitching put into the outer graph.
+struct Stitched {
+  std::vector<ir::NodeId> nodes;     ///< The nodes added (those still live).
+  std::vector<ir::ValueId> outputs;  ///< The outer value now behind each of part.outer_outputs.
+};
+
+/// Replaces the part's nodes in `graph` by the nodes of `optimized`, a graph derived from
+/// `part.graph` by rewrites (same inputs, outputs computing the same values). Uses of the part's
+/// outputs are redirected and nodes of `graph` left dead are removed.
+Stitched stitch(ir::Graph& graph, const Subgraph& part, const ir::Graph& optimized);
+
+}  // namespace graphsub::search

@@ -1,0 +1,205 @@
+// The flow-based graph split: minimum cuts that disable exactly the matches they count, parts
+// that cover the graph in order, and extraction and stitching that keep what the graph computes.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "cost/analytical_model.h"
+#include "cost/device.h"
+#include "rewrite/matcher.h"
+#include "rewrite/rewrite_testing.h"
+#include "rules/shipped_rules.h"
+#include "runtime/equivalence.h"
+#include "search/optimizer.h"
+#include "search/split.h"
+#include "search/subgraph.h"
+#include "test_util.h"
+
+namespace graphsub {
+namespace {
+
+using testing::add_canonical;
+using testing::out;
+
+const rewrite::Matcher& default_matcher() {
+  static const std::vector<rules::Rule> rules = rules::default_rules();
+  static const rewrite::Matcher matcher(rules);
+  return matcher;
+}
+
+ir::ValueId conv3x3(ir::Graph& graph, ir::ValueId x, uint32_t seed) {
+  const int64_t channels = graph.value(x).type.shape.dims[1].value;
+  ir::Attributes attrs;
+  attrs.set("kernel_shape", std::vector<int64_t>{3, 3});
+  attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  const ir::ValueId w = graph.add_weight({}, ir::share(testing::random_tensor({channels, channels, 3, 3}, seed, -0.2f, 0.2f)));
+  const ir::ValueId b = graph.add_weight({}, ir::share(testing::random_tensor({channels}, seed + 1)));
+  return out(graph, add_canonical(graph, ir::OpKind::kConv, {x, w, b}, attrs));
+}
+
+/// `blocks` residual blocks x -> relu(conv(relu(conv(x))) + x): 5 nodes each, as OCGGS's ResNet.
+ir::Graph resnet_chain(int blocks) {
+  ir::Graph graph;
+  ir::ValueId x = graph.add_input("x", testing::float_type({1, 8, 6, 6}));
+  for (int b = 0; b < blocks; ++b) {
+    const ir::ValueId a = out(graph, add_canonical(graph, ir::OpKind::kRelu, {conv3x3(graph, x, 10 * b + 1)}));
+    const ir::ValueId c = conv3x3(graph, a, 10 * b + 5);
+    x = out(graph, add_canonical(graph, ir::OpKind::kRelu, {out(graph, add_canonical(graph, ir::OpKind::kAdd, {c, x}))}));
+  }
+  graph.set_name(x, "y");
+  graph.set_outputs({x});
+  return graph;
+}
+
+/// ((x + w1) + w2) + ...: every adjacent pair matches Add's associativity, so every cut disables
+/// matches.
+ir::Graph elementwise_chain(int adds) {
+  ir::Graph graph;
+  ir::ValueId x = graph.add_input("x", testing::float_type({2, 16}));
+  for (int i = 0; i < adds; ++i) {
+    const ir::ValueId w = graph.add_weight({}, ir::share(testing::random_tensor({16}, 100 + i)));
+    x = out(graph, add_canonical(graph, ir::OpKind::kAdd, {x, w}));
+  }
+  graph.set_name(x, "y");
+  graph.set_outputs({x});
+  return graph;
+}
+
+/// The producers of a node's inputs among the graph's nodes.
+std::vector<ir::NodeId> producers(const ir::Graph& graph, ir::NodeId id) {
+  std::vector<ir::NodeId> found;
+  for (ir::ValueId input : graph.node(id).inputs) {
+    if (input != ir::kNoValue && graph.value(input).kind == ir::ValueKind::kIntermediate) {
+      found.push_back(graph.value(input).producer);
+    }
+  }
+  return found;
+}
+
+/// Indices of the matches with nodes in both `upstream` and the rest.
+std::vector<std::size_t> crossing(const std::vector<rewrite::Match>& matches, const std::set<ir::NodeId>& upstream) {
+  std::vector<std::size_t> found;
+  for (std::size_t j = 0; j < matches.size(); ++j) {
+    const auto& nodes = matches[j].nodes;
+    const auto up = std::count_if(nodes.begin(), nodes.end(), [&](ir::NodeId id) { return upstream.count(id) != 0; });
+    if (up != 0 && up != static_cast<std::ptrdiff_t>(nodes.size())) found.push_back(j);
+  }
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("a bisection disables exactly the matches its cut capacity counts", "[search][split]") {
+  const bool dense = GENERATE(false, true);
+  const ir::Graph graph = dense ? elementwise_chain(24) : resnet_chain(8);
+  const std::vector<rewrite::Match> matches = default_matcher().find_all(graph);
+  const search::Bisection halves = search::bisect(graph, graph.node_ids(), matches);
+  if (dense) CHECK(halves.capacity > 0);  // no cut of this chain avoids every match
+  const std::set<ir::NodeId> upstream(halves.upstream.begin(), halves.upstream.end());
+  CHECK(halves.disabled == crossing(matches, upstream));
+  CHECK(halves.capacity == static_cast<int64_t>(halves.disabled.size()));
+  CHECK(halves.upstream.size() + halves.downstream.size() == graph.node_count());
+  CHECK(halves.upstream.size() >= graph.node_count() / 4);
+  CHECK(halves.downstream.size() >= graph.node_count() / 4);
+  for (ir::NodeId id : halves.upstream) {
+    for (ir::NodeId producer : producers(graph, id)) CHECK(upstream.count(producer) == 1);
+  }
+}
+
+TEST_CASE("the cut is a minimum over every balanced, upstream-closed bisection", "[search][split]") {
+  // 15 and 14 nodes: every subset can be tried.
+  const bool dense = GENERATE(false, true);
+  const ir::Graph graph = dense ? elementwise_chain(14) : resnet_chain(3);
+  const std::vector<rewrite::Match> matches = default_matcher().find_all(graph);
+  const std::vector<ir::NodeId> order = *graph.topological_order();
+  const std::size_t n = order.size();
+  const std::size_t quarter = std::max<std::size_t>(1, n / 4);
+  std::size_t best = matches.size() + 1;
+  for (uint32_t mask = 0; mask < (1u << n); ++mask) {
+    std::set<ir::NodeId> upstream;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (mask & (1u << i)) upstream.insert(order[i]);
+    }
+    bool valid = true;
+    for (std::size_t k = 0; k < quarter; ++k) {
+      valid = valid && upstream.count(order[k]) == 1 && upstream.count(order[n - 1 - k]) == 0;
+    }
+    for (ir::NodeId id : upstream) {
+      for (ir::NodeId producer : producers(graph, id)) valid = valid && upstream.count(producer) == 1;
+    }
+    if (valid) best = std::min(best, crossing(matches, upstream).size());
+  }
+  const search::Bisection halves = search::bisect(graph, graph.node_ids(), matches);
+  CHECK(halves.disabled.size() == best);
+  if (dense) CHECK(best > 0);
+}
+
+TEST_CASE("the split covers the graph with parts under the threshold, in order", "[search][split]") {
+  const ir::Graph graph = resnet_chain(16);
+  const std::vector<rewrite::Match> matches = default_matcher().find_all(graph);
+  const search::Partition partition = search::split_graph(graph, matches, 12);
+  REQUIRE(partition.parts.size() > 1);
+  std::unordered_map<ir::NodeId, std::size_t> part_of;
+  for (std::size_t i = 0; i < partition.parts.size(); ++i) {
+    CHECK(partition.parts[i].size() <= 12);
+    for (ir::NodeId id : partition.parts[i]) CHECK(part_of.emplace(id, i).second);
+  }
+  CHECK(part_of.size() == graph.node_count());
+  for (const auto& [id, part] : part_of) {
+    for (ir::NodeId producer : producers(graph, id)) CHECK(part_of.at(producer) <= part);
+  }
+  std::vector<std::size_t> cut;
+  for (std::size_t j = 0; j < matches.size(); ++j) {
+    std::set<std::size_t> parts;
+    for (ir::NodeId id : matches[j].nodes) parts.insert(part_of.at(id));
+    if (parts.size() > 1) cut.push_back(j);
+  }
+  CHECK(partition.disabled == cut);
+  CHECK(search::split_graph(graph, matches, 0).parts.size() == 1);
+  CHECK(search::split_graph(graph, matches, 1000).parts.size() == 1);
+}
+
+TEST_CASE("a part taken out and stitched back unchanged computes the same", "[search][split]") {
+  const ir::Graph graph = resnet_chain(4);
+  const search::Partition partition = search::split_graph(graph, default_matcher().find_all(graph), 6);
+  ir::Graph stitched = graph;
+  std::unordered_map<ir::ValueId, ir::ValueId> moved;
+  for (const auto& nodes : partition.parts) {
+    search::Subgraph part = search::extract(graph, nodes);
+    CHECK(part.graph.node_count() == nodes.size());
+    for (ir::ValueId& input : part.outer_inputs) {
+      if (moved.count(input) != 0) input = moved.at(input);
+    }
+    const search::Stitched done = search::stitch(stitched, part, part.graph);
+    for (std::size_t k = 0; k < done.outputs.size(); ++k) moved[part.outer_outputs[k]] = done.outputs[k];
+  }
+  CHECK(stitched.node_count() == graph.node_count());
+  CHECK(stitched.structural_hash() == graph.structural_hash());
+  CHECK(runtime::check_equivalent(graph, stitched).passed());
+}
+
+TEST_CASE("split, search and stitch keep what the graph computes and find the unsplit optimum", "[search][split]") {
+  const ir::Graph graph = resnet_chain(8);
+  const cost::AnalyticalModel model(cost::device_by_name("v100"));
+  search::OptimizerOptions whole;
+  whole.split_threshold = 0;
+  const search::OptimizeResult unsplit = search::optimize(graph, default_matcher(), model, whole);
+  search::OptimizerOptions options;
+  options.split_threshold = 10;
+  options.threads = 2;
+  const search::OptimizeResult split = search::optimize(graph, default_matcher(), model, options);
+  CHECK(split.split.parts > 1);
+  CHECK(split.search.best_cost.time_ms < split.search.initial_cost.time_ms);
+  CHECK(split.search.best_cost.time_ms <= unsplit.search.best_cost.time_ms * (1 + 1e-9));
+  CHECK(runtime::check_equivalent(graph, split.search.best).passed());
+  CHECK(split.search.best.output_names() == graph.output_names());
+
+  options.threads = 1;
+  const search::OptimizeResult serial = search::optimize(graph, default_matcher(), model, options);
+  CHECK(serial.search.best.structural_hash() == split.search.best.structural_hash());
+}
+
+}  // namespace graphsub
