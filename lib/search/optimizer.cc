@@ -24,6 +24,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/// Most rounds of the search around the seams (each round usually settles what the last one
+/// started; a handful suffice).
+constexpr int kSeamRounds = 8;
+
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -206,10 +210,21 @@ class Optimizer {
     return clusters(crossing);
   }
 
-  /// Searches the convex region around each cluster of seam-crossing matches and stitches it.
+  /// Searches the regions around the seams, in rounds: a substitution there can make new matches
+  /// with the nodes beside it, which the next round sees. Stops when a round changes nothing.
   void search_seams(ir::Graph& graph) {
+    std::size_t next_label = result_.split.parts;
+    for (int round = 0; round < kSeamRounds; ++round) {
+      if (!search_seam_round(graph, next_label)) return;
+    }
+  }
+
+  /// Searches the convex region around each cluster of seam-crossing matches and stitches it;
+  /// the nodes a region gains get a label of their own. Returns whether anything changed.
+  bool search_seam_round(ir::Graph& graph, std::size_t& next_label) {
     const std::vector<rewrite::Match> matches = matcher_.find_all(graph);
     const auto limit = static_cast<std::size_t>(options_.seam_region_factor * static_cast<double>(options_.split_threshold));
+    bool changed = false;
     for (const std::vector<ir::NodeId>& cluster : seam_clusters(matches)) {
       if (!std::all_of(cluster.begin(), cluster.end(), [&](ir::NodeId id) { return graph.has_node(id); })) continue;
       const std::vector<ir::NodeId> region = convex_hull(graph, cluster);
@@ -219,8 +234,12 @@ class Optimizer {
       const SearchResult found = run_search(options_.mode, part.graph, matcher_, model_, part_options());
       accumulate(result_.search, found);
       result_.split.seam_steps += found.steps.size();
-      if (!found.steps.empty()) stitch(graph, part, found.best);
+      if (found.steps.empty()) continue;
+      for (ir::NodeId id : stitch(graph, part, found.best).nodes) part_of_[id] = next_label;
+      ++next_label;
+      changed = true;
     }
+    return changed;
   }
 
   /// The stitched graph as the result, unless (by a bug elsewhere) it costs more than the input.

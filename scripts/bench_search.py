@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Every benchmark model through every search mode of `graphsub optimize`, side by side.
+
+For each model (models/README.md) and mode it runs `graphsub optimize` as a user would, in its own
+process, and reads from its --report the estimated cost before and after and the stop reason; the
+wall time and the peak resident memory (ru_maxrss of that process) are measured here. Modes:
+
+  backtrack-whole  backtracking on the whole graph (--split-threshold 0): TASO's search
+  backtrack        backtracking on the split graph: graphsub's default, MetaFlow's
+  sampling         OCGGS's sampling on the whole graph
+  exhaustive       every reachable graph (whole graph): feasible only where it ends "exhausted"
+
+Prints a table and writes JSON. With --resnet-blocks it also times the default mode on OCGGS's
+ResNet of each number of blocks (the scaling check of issue 4).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+MODELS = ["resnet50", "resnext50", "inception_v3", "squeezenet", "nasnet_a", "nasrnn", "bert", "sru",
+          "alexnet", "vgg16", "inception_e", "resnet18", "resnet"]
+MODES = {
+    "backtrack-whole": ["--search", "backtrack", "--split-threshold", "0"],
+    "backtrack": [],
+    "sampling": ["--search", "sampling", "--split-threshold", "0"],
+    "exhaustive": ["--search", "exhaustive", "--split-threshold", "0", "--budget", "100000000"],
+}
+
+
+def write_models(graphsub, folder, names, extra=()):
+    missing = [n for n in names if not os.path.exists(os.path.join(folder, n + ".onnx"))]
+    if missing:
+        subprocess.run([graphsub, "-q", "models", "--write", folder, *extra, *missing], check=True)
+
+
+def run_optimize(graphsub, model, flags, time_limit):
+    """Runs one optimize in a child process; returns its report, wall seconds and peak RSS (MB)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        out, report = os.path.join(scratch, "out.onnx"), os.path.join(scratch, "report.json")
+        command = [graphsub, "-q", "optimize", model, "-o", out, "--report", report,
+                   "--time-limit", str(time_limit), *flags]
+        start = time.perf_counter()
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - start
+        error = child.stderr.read().decode().strip()
+        child.stderr.close()
+        if os.waitstatus_to_exitcode(status) != 0:
+            return {"error": error.splitlines()[-1] if error else f"status {status}"}, seconds, usage.ru_maxrss / 1024
+        with open(report) as file:
+            return json.load(file), seconds, usage.ru_maxrss / 1024
+
+
+def row_of(model, mode, report, seconds, peak_mb):
+    row = {"model": model, "mode": mode, "seconds": round(seconds, 2), "peak_mb": round(peak_mb)}
+    if "error" in report:
+        row["error"] = report["error"]
+        return row
+    search = report["search"]
+    before, after = search["cost_before"]["time_ms"], search["cost_after"]["time_ms"]
+    row.update({"nodes": report["nodes_before"], "cost_before_ms": round(before, 4), "cost_after_ms": round(after, 4),
+                "ratio": round(before / after, 3) if after > 0 else None,
+                "search_seconds": round(report["seconds"]["search"], 2), "stop": search["stop_reason"],
+                "parts": search["split"]["parts"], "steps": len(search["substitutions"])})
+    return row
+
+
+def print_header():
+    header = f"{'model':14} {'mode':16} {'nodes':>5} {'cost before':>11} {'cost after':>10} {'ratio':>6} " \
+             f"{'search s':>8} {'total s':>7} {'peak MB':>7} {'parts':>5}  stop"
+    print(header)
+    print("-" * len(header))
+
+
+def print_row(r):
+    if "error" in r:
+        print(f"{r['model']:14} {r['mode']:16} error: {r['error']}", flush=True)
+        return
+    print(f"{r['model']:14} {r['mode']:16} {r['nodes']:5} {r['cost_before_ms']:11.4f} {r['cost_after_ms']:10.4f} "
+          f"{r['ratio']:6.3f} {r['search_seconds']:8.2f} {r['seconds']:7.2f} {r['peak_mb']:7} {r['parts']:5}  "
+          f"{r['stop']}", flush=True)
+
+
+def best_by_model(rows):
+    """Per model: the best cost any mode found, and how far the default mode is from it."""
+    summary = {}
+    for r in rows:
+        if "error" in r or r["mode"] not in MODES:
+            continue
+        entry = summary.setdefault(r["model"], {"best_ms": r["cost_after_ms"], "best_mode": r["mode"]})
+        if r["cost_after_ms"] < entry["best_ms"]:
+            entry.update(best_ms=r["cost_after_ms"], best_mode=r["mode"])
+        if r["mode"] == "backtrack":
+            entry["default_ms"] = r["cost_after_ms"]
+    for entry in summary.values():
+        if "default_ms" in entry:
+            entry["default_over_best"] = round(entry["default_ms"] / entry["best_ms"] - 1, 4)
+    return summary
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graphsub", default="build/cmd/graphsub")
+    parser.add_argument("--models-dir", default="build/benchmark_models")
+    parser.add_argument("--models", nargs="+", default=MODELS)
+    parser.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
+    parser.add_argument("--time-limit", type=float, default=60, help="seconds per run (graphsub --time-limit)")
+    parser.add_argument("--resnet-blocks", type=int, nargs="*", default=[], help="e.g. 8 16 32")
+    parser.add_argument("--json", default="bench_search.json")
+    args = parser.parse_args()
+    os.makedirs(args.models_dir, exist_ok=True)
+    write_models(args.graphsub, args.models_dir, args.models)
+    rows = []
+    print_header()
+    for name in args.models:
+        for mode in args.modes:
+            report, seconds, peak = run_optimize(args.graphsub, os.path.join(args.models_dir, name + ".onnx"),
+                                                 MODES[mode], args.time_limit)
+            rows.append(row_of(name, mode, report, seconds, peak))
+            print_row(rows[-1])
+    for blocks in args.resnet_blocks:
+        folder = os.path.join(args.models_dir, f"resnet_{blocks}_blocks")
+        os.makedirs(folder, exist_ok=True)
+        write_models(args.graphsub, folder, ["resnet"], ["--blocks", str(blocks)])
+        report, seconds, peak = run_optimize(args.graphsub, os.path.join(folder, "resnet.onnx"), [], args.time_limit)
+        rows.append(row_of(f"resnet-{blocks}", "backtrack", report, seconds, peak))
+        print_row(rows[-1])
+    summary = best_by_model([r for r in rows if r["model"] in args.models])
+    print("\nmodel          best mode         best ms    default ms  default over best")
+    for model, entry in summary.items():
+        print(f"{model:14} {entry['best_mode']:16} {entry['best_ms']:9.4f} {entry.get('default_ms', float('nan')):12.4f}"
+              f"  {100 * entry.get('default_over_best', float('nan')):6.2f} %")
+    with open(args.json, "w") as file:
+        json.dump({"rows": rows, "summary": summary}, file, indent=1)
+    print(f"\nwrote {args.json}")
+    return 1 if any("error" in r for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
