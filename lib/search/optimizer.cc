@@ -141,9 +141,9 @@ class Optimizer {
                                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {}
 
   OptimizeResult run() {
-    result_.search.initial_cost = model_.graph_cost(input_);
     const std::size_t threshold = options_.split_threshold;
     if (threshold == 0 || input_.node_count() <= threshold) return unsplit();
+    result_.search.initial_cost = model_.graph_cost(input_);
     Clock::time_point phase = Clock::now();
     const std::vector<rewrite::Match> matches = matcher_.find_all(input_);
     const Partition partition = split_graph(input_, matches, threshold);

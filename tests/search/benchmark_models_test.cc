@@ -12,25 +12,19 @@
 #include "rules/shipped_rules.h"
 #include "runtime/equivalence.h"
 #include "search/optimizer.h"
+#include "search/search_testing.h"
 
 namespace graphsub {
 namespace {
 
-const rewrite::Matcher& default_matcher() {
-  static const std::vector<rules::Rule> rules = rules::default_rules();
-  static const rewrite::Matcher matcher(rules);
-  return matcher;
-}
-
 search::OptimizeResult optimize(const ir::Graph& graph, search::SearchMode mode, std::size_t threshold) {
-  const cost::AnalyticalModel model(cost::device_by_name("v100"));
   search::OptimizerOptions options;
   options.mode = mode;
   options.split_threshold = threshold;
   options.threads = 2;
   options.search.budget = 1000000;
   options.search.time_limit_s = 600;
-  return search::optimize(graph, default_matcher(), model, options);
+  return search::optimize(graph, testing::shipped_matcher(), testing::v100(), options);
 }
 
 }  // namespace

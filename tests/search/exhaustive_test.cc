@@ -15,18 +15,8 @@ namespace graphsub {
 namespace {
 
 using testing::running_ops;
-
-/// Every shipped rule, as `optimize` searches with by default.
-const rewrite::Matcher& shipped_matcher() {
-  static const std::vector<rules::Rule> rules = rules::default_rules();
-  static const rewrite::Matcher matcher(rules);
-  return matcher;
-}
-
-const cost::AnalyticalModel& v100() {
-  static const cost::AnalyticalModel model(cost::device_by_name("v100"));
-  return model;
-}
+using testing::shipped_matcher;
+using testing::v100;
 
 }  // namespace
 

@@ -16,17 +16,8 @@ namespace graphsub {
 namespace {
 
 using testing::rules_of;
-
-const rewrite::Matcher& shipped_matcher() {
-  static const std::vector<rules::Rule> rules = rules::default_rules();
-  static const rewrite::Matcher matcher(rules);
-  return matcher;
-}
-
-const cost::AnalyticalModel& v100() {
-  static const cost::AnalyticalModel model(cost::device_by_name("v100"));
-  return model;
-}
+using testing::shipped_matcher;
+using testing::v100;
 
 search::SearchOptions exploring(int depth) {
   search::SearchOptions options;

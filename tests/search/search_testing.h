@@ -11,8 +11,11 @@
 
 #include <catch2/catch.hpp>
 
+#include "cost/analytical_model.h"
+#include "cost/device.h"
 #include "ir/graph.h"
 #include "ops/folding.h"
+#include "rewrite/matcher.h"
 #include "rewrite/rewrite_testing.h"
 #include "rules/shipped_rules.h"
 #include "runtime/equivalence.h"
@@ -20,6 +23,19 @@
 #include "test_util.h"
 
 namespace graphsub::testing {
+
+/// Every shipped rule, as `graphsub optimize` searches with by default.
+inline const rewrite::Matcher& shipped_matcher() {
+  static const std::vector<rules::Rule> rules = rules::default_rules();
+  static const rewrite::Matcher matcher(rules);
+  return matcher;
+}
+
+/// The default device's analytical cost model.
+inline const cost::AnalyticalModel& v100() {
+  static const cost::AnalyticalModel model(cost::device_by_name("v100"));
+  return model;
+}
 
 /// A weight of random values in [low, high).
 inline ir::ValueId random_weight(ir::Graph& graph, const std::vector<int64_t>& dims, uint32_t seed,

@@ -14,6 +14,7 @@
 #include "rules/shipped_rules.h"
 #include "runtime/equivalence.h"
 #include "search/optimizer.h"
+#include "search/search_testing.h"
 #include "search/split.h"
 #include "search/subgraph.h"
 #include "test_util.h"
@@ -23,12 +24,6 @@ namespace {
 
 using testing::add_canonical;
 using testing::out;
-
-const rewrite::Matcher& default_matcher() {
-  static const std::vector<rules::Rule> rules = rules::default_rules();
-  static const rewrite::Matcher matcher(rules);
-  return matcher;
-}
 
 ir::ValueId conv3x3(ir::Graph& graph, ir::ValueId x, uint32_t seed) {
   const int64_t channels = graph.value(x).type.shape.dims[1].value;
@@ -95,7 +90,7 @@ std::vector<std::size_t> crossing(const std::vector<rewrite::Match>& matches, co
 TEST_CASE("a bisection disables exactly the matches its cut capacity counts", "[search][split]") {
   const bool dense = GENERATE(false, true);
   const ir::Graph graph = dense ? elementwise_chain(24) : resnet_chain(8);
-  const std::vector<rewrite::Match> matches = default_matcher().find_all(graph);
+  const std::vector<rewrite::Match> matches = testing::shipped_matcher().find_all(graph);
   const search::Bisection halves = search::bisect(graph, graph.node_ids(), matches);
   if (dense) CHECK(halves.capacity > 0);  // no cut of this chain avoids every match
   const std::set<ir::NodeId> upstream(halves.upstream.begin(), halves.upstream.end());
@@ -113,7 +108,7 @@ TEST_CASE("the cut is a minimum over every balanced, upstream-closed bisection",
   // 15 and 14 nodes: every subset can be tried.
   const bool dense = GENERATE(false, true);
   const ir::Graph graph = dense ? elementwise_chain(14) : resnet_chain(3);
-  const std::vector<rewrite::Match> matches = default_matcher().find_all(graph);
+  const std::vector<rewrite::Match> matches = testing::shipped_matcher().find_all(graph);
   const std::vector<ir::NodeId> order = *graph.topological_order();
   const std::size_t n = order.size();
   const std::size_t quarter = std::max<std::size_t>(1, n / 4);
@@ -139,7 +134,7 @@ TEST_CASE("the cut is a minimum over every balanced, upstream-closed bisection",
 
 TEST_CASE("the split covers the graph with parts under the threshold, in order", "[search][split]") {
   const ir::Graph graph = resnet_chain(16);
-  const std::vector<rewrite::Match> matches = default_matcher().find_all(graph);
+  const std::vector<rewrite::Match> matches = testing::shipped_matcher().find_all(graph);
   const search::Partition partition = search::split_graph(graph, matches, 12);
   REQUIRE(partition.parts.size() > 1);
   std::unordered_map<ir::NodeId, std::size_t> part_of;
@@ -164,7 +159,7 @@ TEST_CASE("the split covers the graph with parts under the threshold, in order",
 
 TEST_CASE("a part taken out and stitched back unchanged computes the same", "[search][split]") {
   const ir::Graph graph = resnet_chain(4);
-  const search::Partition partition = search::split_graph(graph, default_matcher().find_all(graph), 6);
+  const search::Partition partition = search::split_graph(graph, testing::shipped_matcher().find_all(graph), 6);
   ir::Graph stitched = graph;
   std::unordered_map<ir::ValueId, ir::ValueId> moved;
   for (const auto& nodes : partition.parts) {
@@ -183,14 +178,14 @@ TEST_CASE("a part taken out and stitched back unchanged computes the same", "[se
 
 TEST_CASE("split, search and stitch keep what the graph computes and find the unsplit optimum", "[search][split]") {
   const ir::Graph graph = resnet_chain(8);
-  const cost::AnalyticalModel model(cost::device_by_name("v100"));
+  const cost::AnalyticalModel& model = testing::v100();
   search::OptimizerOptions whole;
   whole.split_threshold = 0;
-  const search::OptimizeResult unsplit = search::optimize(graph, default_matcher(), model, whole);
+  const search::OptimizeResult unsplit = search::optimize(graph, testing::shipped_matcher(), model, whole);
   search::OptimizerOptions options;
   options.split_threshold = 10;
   options.threads = 2;
-  const search::OptimizeResult split = search::optimize(graph, default_matcher(), model, options);
+  const search::OptimizeResult split = search::optimize(graph, testing::shipped_matcher(), model, options);
   CHECK(split.split.parts > 1);
   CHECK(split.search.best_cost.time_ms < split.search.initial_cost.time_ms);
   CHECK(split.search.best_cost.time_ms <= unsplit.search.best_cost.time_ms * (1 + 1e-9));
@@ -198,7 +193,7 @@ TEST_CASE("split, search and stitch keep what the graph computes and find the un
   CHECK(split.search.best.output_names() == graph.output_names());
 
   options.threads = 1;
-  const search::OptimizeResult serial = search::optimize(graph, default_matcher(), model, options);
+  const search::OptimizeResult serial = search::optimize(graph, testing::shipped_matcher(), model, options);
   CHECK(serial.search.best.structural_hash() == split.search.best.structural_hash());
 }
 
