@@ -5,7 +5,7 @@ For each model (models/README.md) and mode it runs `graphsub optimize` as a user
 process, and reads from its --report the estimated cost before and after and the stop reason; the
 wall time and the peak resident memory (ru_maxrss of that process) are measured here. Modes:
 
-  backtrack-whole  backtracking on the whole graph (--split-threshold 0): TASO's search
+  backtrack-whole  backtracking on the whole graph (--split-threshold 0) at alpha 1.05: TASO's search
   backtrack        backtracking on the split graph: graphsub's default, MetaFlow's
   sampling         OCGGS's sampling on the whole graph
   exhaustive       every reachable graph (whole graph): feasible only where it ends "exhausted"
@@ -24,7 +24,7 @@ import time
 MODELS = ["resnet50", "resnext50", "inception_v3", "squeezenet", "nasnet_a", "nasrnn", "bert", "sru",
           "alexnet", "vgg16", "inception_e", "resnet18", "resnet"]
 MODES = {
-    "backtrack-whole": ["--search", "backtrack", "--split-threshold", "0"],
+    "backtrack-whole": ["--search", "backtrack", "--split-threshold", "0", "--alpha", "1.05"],
     "backtrack": [],
     "sampling": ["--search", "sampling", "--split-threshold", "0"],
     "exhaustive": ["--search", "exhaustive", "--split-threshold", "0", "--budget", "100000000"],

@@ -145,10 +145,11 @@ class Optimizer {
     if (threshold == 0 || input_.node_count() <= threshold) return unsplit();
     result_.search.initial_cost = model_.graph_cost(input_);
     Clock::time_point phase = Clock::now();
-    const std::vector<rewrite::Match> matches = matcher_.find_all(input_);
+    const std::vector<rewrite::Match> matches = with_two_step_matches(input_, matcher_, matcher_.find_all(input_));
     const Partition partition = split_graph(input_, matches, threshold);
     result_.split.parts = partition.parts.size();
     result_.split.disabled_matches = partition.disabled.size();
+    for (std::size_t j : partition.disabled) logger("search")->debug("cut: {}", rewrite::describe(input_, matches[j]));
     for (const auto& part : partition.parts) result_.split.largest_part = std::max(result_.split.largest_part, part.size());
     result_.split.split_seconds = seconds_since(phase);
     phase = Clock::now();
@@ -187,10 +188,12 @@ class Optimizer {
       accumulate(result_.search, found[i]);
       for (ir::NodeId id : parts[i].nodes) part_of_[id] = i;
       if (found[i].steps.empty()) continue;
-      for (ir::ValueId& outer : parts[i].outer_inputs) {
+      auto follow = [&](ir::ValueId& outer) {
         const auto it = moved.find(outer);
         if (it != moved.end()) outer = it->second;
-      }
+      };
+      for (ir::ValueId& outer : parts[i].outer_inputs) follow(outer);
+      for (auto& constant : parts[i].outer_constants) follow(constant.second);
       const Stitched stitched = stitch(graph, parts[i], found[i].best);
       for (std::size_t k = 0; k < stitched.outputs.size(); ++k) moved[parts[i].outer_outputs[k]] = stitched.outputs[k];
       for (ir::NodeId id : stitched.nodes) part_of_[id] = i;
@@ -215,19 +218,21 @@ class Optimizer {
   void search_seams(ir::Graph& graph) {
     std::size_t next_label = result_.split.parts;
     for (int round = 0; round < kSeamRounds; ++round) {
-      if (!search_seam_round(graph, next_label)) return;
+      if (!search_seam_round(graph, round, next_label)) return;
     }
   }
 
   /// Searches the convex region around each cluster of seam-crossing matches and stitches it;
   /// the nodes a region gains get a label of their own. Returns whether anything changed.
-  bool search_seam_round(ir::Graph& graph, std::size_t& next_label) {
+  bool search_seam_round(ir::Graph& graph, int round, std::size_t& next_label) {
     const std::vector<rewrite::Match> matches = matcher_.find_all(graph);
     const auto limit = static_cast<std::size_t>(options_.seam_region_factor * static_cast<double>(options_.split_threshold));
     bool changed = false;
     for (const std::vector<ir::NodeId>& cluster : seam_clusters(matches)) {
       if (!std::all_of(cluster.begin(), cluster.end(), [&](ir::NodeId id) { return graph.has_node(id); })) continue;
       const std::vector<ir::NodeId> region = convex_hull(graph, cluster);
+      logger("search")->debug("seam round {}: cluster of {} nodes, region of {} nodes{}", round, cluster.size(),
+                              region.size(), region.size() > limit ? " (too large, skipped)" : "");
       if (region.size() > limit) continue;
       ++result_.split.seam_regions;
       Subgraph part = extract(graph, region);

@@ -2,8 +2,10 @@
 #include "search/split.h"
 
 #include <algorithm>
+#include <set>
 #include <unordered_map>
 
+#include "rewrite/rewriter.h"
 #include "search/max_flow.h"
 
 namespace graphsub::search {
@@ -133,6 +135,40 @@ Bisection bisect(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
     if (any_up && any_down) halves.disabled.push_back(j);
   }
   return halves;
+}
+
+std::vector<rewrite::Match> with_two_step_matches(const ir::Graph& graph, const rewrite::Matcher& matcher,
+                                                  std::vector<rewrite::Match> matches) {
+  auto sorted = [](std::vector<ir::NodeId> nodes) {
+    std::sort(nodes.begin(), nodes.end());
+    return nodes;
+  };
+  std::set<std::vector<ir::NodeId>> seen;
+  for (const rewrite::Match& match : matches) seen.insert(sorted(match.nodes));
+  const std::size_t first_order = matches.size();
+  const ir::NodeId fresh_from = graph.node_capacity();
+  for (std::size_t i = 0; i < first_order; ++i) {
+    const std::optional<ir::Graph> next = rewrite::apply(graph, matches[i], nullptr);
+    if (!next) continue;
+    std::vector<ir::NodeId> made;
+    for (ir::NodeId id = fresh_from; id < next->node_capacity(); ++id) {
+      if (next->has_node(id)) made.push_back(id);
+    }
+    for (rewrite::Match& enabled : matcher.find_touching(*next, made)) {
+      std::vector<ir::NodeId> used = matches[i].nodes;
+      for (ir::NodeId id : enabled.nodes) {
+        if (id < fresh_from) used.push_back(id);
+      }
+      used = sorted(std::move(used));
+      used.erase(std::unique(used.begin(), used.end()), used.end());
+      if (!seen.insert(used).second) continue;
+      enabled.nodes = std::move(used);
+      enabled.values.clear();
+      enabled.lists.clear();
+      matches.push_back(std::move(enabled));
+    }
+  }
+  return matches;
 }
 
 Partition split_graph(const ir::Graph& graph, const std::vector<rewrite::Match>& matches,

@@ -7,6 +7,7 @@
 
 #include "ir/graph.h"
 #include "rewrite/match.h"
+#include "rewrite/matcher.h"
 
 namespace graphsub::search {
 
@@ -41,6 +42,14 @@ struct Partition {
   /// Indices into the matches given of those the cuts disabled, in increasing order.
   std::vector<std::size_t> disabled;
 };
+
+/// `matches` (every match of `graph`) and the two-step matches behind them: for each match, the
+/// matches its rewrite makes possible, each standing for the nodes of `graph` it would use up (the
+/// first match's nodes and the untouched nodes it binds). Counting these too keeps a cut from
+/// separating a Conv+BatchNormalization from its Relu, where folding then fusing would take both
+/// steps. Each node set appears once; the two-step ones follow the first-order ones.
+std::vector<rewrite::Match> with_two_step_matches(const ir::Graph& graph, const rewrite::Matcher& matcher,
+                                                  std::vector<rewrite::Match> matches);
 
 /// MetaFlow Alg. 2: bisects recursively until every part has at most `threshold` nodes. A
 /// threshold of 0 or one not below the node count gives a single part.

@@ -1,8 +1,11 @@
 // Extracting and stitching back a part of a graph.
 #include "search/subgraph.h"
 
+#include <algorithm>
 #include <string>
 #include <unordered_set>
+
+#include "ops/folding.h"
 
 namespace graphsub::search {
 namespace {
@@ -18,7 +21,7 @@ std::string name_of(const ir::Graph& graph, ir::ValueId id) {
 class Extractor {
  public:
   Extractor(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes)
-      : outer_(graph), order_(graph.topological_order().value()) {
+      : outer_(graph), order_(graph.topological_order().value()), folded_(ops::folded_nodes(graph)) {
     part_.nodes = nodes;
     part_.graph.set_model_info(graph.model_info());
     part_.graph.set_graph_name(graph.name());
@@ -43,6 +46,11 @@ class Extractor {
     if (value.kind == ir::ValueKind::kWeight) {
       made = part_.graph.add_weight(value.name, value.data);
       part_.outer_weights[made] = outer;
+    } else if (value.kind == ir::ValueKind::kIntermediate && folded_[value.producer] && member_.count(value.producer) == 0) {
+      // Computed from weights alone (a folded weight): the part gets its own copy of the
+      // computation, so that it stays a weight there, costs nothing and matches `weight(x)`.
+      copy_constant(outer_.node(value.producer));
+      return inner_.at(outer);
     } else {
       made = part_.graph.add_input(name_of(outer_, outer), value.type);
       part_.outer_inputs.push_back(outer);
@@ -58,6 +66,12 @@ class Extractor {
     for (ir::ValueId output : node.outputs) outputs.push_back({outer_.value(output).type, outer_.value(output).name});
     const ir::NodeId copy = part_.graph.add_node(node.op, std::move(inputs), outputs, node.attrs, node.name, node.opaque);
     for (std::size_t k = 0; k < node.outputs.size(); ++k) inner_[node.outputs[k]] = part_.graph.node(copy).outputs[k];
+  }
+
+  /// Copies a folded node from outside the part; the stitch maps its outputs back.
+  void copy_constant(const ir::Node& node) {
+    copy_node(node);
+    for (ir::ValueId output : node.outputs) part_.outer_constants[inner_.at(output)] = output;
   }
 
   /// Outputs: what the part produces that a node outside reads or the graph returns.
@@ -83,6 +97,7 @@ class Extractor {
   const ir::Graph& outer_;
   const std::vector<ir::NodeId> order_;
   Subgraph part_;
+  const std::vector<bool> folded_;
   std::unordered_set<ir::NodeId> member_;
   std::unordered_map<ir::ValueId, ir::ValueId> inner_;
 };
@@ -93,12 +108,19 @@ class Stitcher {
   Stitcher(ir::Graph& graph, const Subgraph& part, const ir::Graph& optimized)
       : graph_(graph), part_(part), optimized_(optimized) {
     for (std::size_t i = 0; i < part.outer_inputs.size(); ++i) outer_[optimized.inputs()[i]] = part.outer_inputs[i];
+    outer_.insert(part.outer_constants.begin(), part.outer_constants.end());
   }
 
   Stitched run() {
     std::vector<ir::NodeId> added;
     const std::vector<ir::NodeId> order = optimized_.topological_order().value();
-    for (ir::NodeId id : order) added.push_back(copy_node(optimized_.node(id)));
+    for (ir::NodeId id : order) {
+      const ir::Node& node = optimized_.node(id);
+      // A folded node copied in from outside and kept as it was: the outer one still computes it.
+      const bool outside = std::all_of(node.outputs.begin(), node.outputs.end(),
+                                       [&](ir::ValueId output) { return part_.outer_constants.count(output) != 0; });
+      if (!outside) added.push_back(copy_node(node));
+    }
     Stitched stitched;
     for (std::size_t i = 0; i < part_.outer_outputs.size(); ++i) {
       stitched.outputs.push_back(outer(optimized_.outputs()[i]));

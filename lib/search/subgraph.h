@@ -10,13 +10,16 @@ namespace graphsub::search {
 
 /// A convex set of a graph's nodes as a standalone graph. Its inputs are the values the part
 /// reads from outside (graph inputs and other nodes' outputs); its outputs are the values it
-/// produces that are read outside or are graph outputs. Weights stay weights, shared.
+/// produces that are read outside or are graph outputs. Weights stay weights, shared; a value
+/// computed outside from weights alone (a folded weight, e.g. a merged conv's concatenated
+/// kernel) is computed in the part by copies of those folded nodes, so it is a weight there too.
 struct Subgraph {
   ir::Graph graph;
   std::vector<ir::NodeId> nodes;           ///< The part's nodes in the outer graph.
   std::vector<ir::ValueId> outer_inputs;   ///< The outer value behind each graph.inputs()[i].
   std::vector<ir::ValueId> outer_outputs;  ///< The outer value behind each graph.outputs()[i].
   std::unordered_map<ir::ValueId, ir::ValueId> outer_weights;  ///< Weight in graph → outer weight.
+  std::unordered_map<ir::ValueId, ir::ValueId> outer_constants;  ///< Copied folded value → outer value.
 };
 
 /// Takes `nodes` (live, convex: no path leaves the set and comes back) out of `graph`.

@@ -198,6 +198,32 @@ TEST_CASE("a 1x1 convolution is enlarged and merged into a 3x3 one in one step",
   CHECK(rewrite::Matcher::find(two_convs(three, other_stride), rule).empty());
 }
 
+TEST_CASE("a 1x3 and a 3x1 convolution are enlarged and merged in one step", "[rules]") {
+  const std::vector<rules::Rule> rules = read_rules("merge.rules");
+  const bool bias = GENERATE(false, true);
+  const bool wide_first = GENERATE(false, true);  // the 1x3's channels first in the merged output
+  const std::string activation = GENERATE(std::string("none"), std::string("relu"));
+  const int64_t stride = GENERATE(1, 2);
+  const std::string name = std::string(bias ? "merge-conv-bias-" : "merge-conv-") +
+                           (wide_first ? "1x3-and-3x1" : "3x1-and-1x3");
+  INFO(name << ", " << activation << ", stride " << stride);
+  const rules::Rule& rule = rule_named(rules, name);
+  ConvParams wide{{1, 3}, bias, {stride, stride}, {0, 1, 0, 1}, {1, 1}, activation};
+  ConvParams tall{{3, 1}, bias, {stride, stride}, {1, 0, 1, 0}, {1, 1}, activation};
+  check_every_match(two_convs(wide, tall), rule, 1);
+  check_every_match(two_convs(tall, wide), rule, 1);
+  // Pads that do not grow to the same 3x3 window, another stride, another activation: no match.
+  ConvParams unpadded = wide;
+  unpadded.pads = {0, 0, 0, 0};
+  CHECK(rewrite::Matcher::find(two_convs(unpadded, tall), rule).empty());
+  ConvParams other_stride = tall;
+  other_stride.strides = {stride + 1, stride + 1};
+  CHECK(rewrite::Matcher::find(two_convs(wide, other_stride), rule).empty());
+  ConvParams other_activation = tall;
+  other_activation.activation = activation == "relu" ? "none" : "relu";
+  CHECK(rewrite::Matcher::find(two_convs(wide, other_activation), rule).empty());
+}
+
 TEST_CASE("a merge that puts the relu on the wrong part fails the numeric check", "[rules]") {
   const rules::Rule wrong = rules::parse_rules(R"(
 rule relu-on-wrong-part
@@ -264,6 +290,67 @@ TEST_CASE("split-conv-of-concats keeps what a convolution of concatenations comp
       graph.set_outputs({c});
       check_every_match(graph, rule, 1);
     }
+  }
+}
+
+/// x [1,5,4,4] split on `axis` into [2,3] (or [2,2] on axis 2), each part batch-normalized with its
+/// own seeded parameters and epsilon; the two normalizations are the outputs "n1" and "n2".
+ir::Graph batchnorms_of_split(int64_t axis, float epsilon2 = 1e-5f) {
+  ir::Graph graph;
+  const ir::ValueId x = graph.add_input("x", float_type({1, 5, 4, 4}));
+  ir::Attributes split;
+  split.set("axis", axis);
+  split.set("split", axis == 1 ? std::vector<int64_t>{2, 3} : std::vector<int64_t>{2, 2});
+  const ir::NodeId parts = add_inferred(graph, ir::OpKind::kSplit, {x}, split);
+  std::vector<ir::ValueId> outputs;
+  for (int k = 0; k < 2; ++k) {
+    const int64_t channels = axis == 1 ? 2 + k : 5;
+    std::vector<ir::ValueId> inputs = {graph.node(parts).outputs[static_cast<std::size_t>(k)]};
+    for (int i = 0; i < 4; ++i) {
+      const float low = i == 3 ? 0.5f : -1.0f;  // variances stay positive
+      inputs.push_back(graph.add_weight({}, ir::share(testing::random_tensor({channels}, 60 + 10 * k + i, low, 1.5f))));
+    }
+    ir::Attributes attrs;
+    attrs.set("epsilon", k == 0 ? 1e-5f : epsilon2);
+    outputs.push_back(graph.node(add_inferred(graph, ir::OpKind::kBatchNormalization, inputs, attrs)).outputs[0]);
+    graph.set_name(outputs.back(), "n" + std::to_string(k + 1));
+  }
+  graph.set_outputs(outputs);
+  return graph;
+}
+
+TEST_CASE("merge-batchnorms-of-split keeps what two normalizations of a split compute", "[rules]") {
+  const std::vector<rules::Rule> rules = read_rules("merge.rules");
+  const rules::Rule& rule = rule_named(rules, "merge-batchnorms-of-split");
+  check_every_match(batchnorms_of_split(1), rule, 1);
+  SECTION("not across a spatial split, nor with two epsilons") {
+    CHECK(rewrite::Matcher::find(batchnorms_of_split(2), rule).empty());
+    CHECK(rewrite::Matcher::find(batchnorms_of_split(1, 1e-3f), rule).empty());
+  }
+  SECTION("the parameters concatenated the wrong way round fail the numeric check") {
+    const std::vector<rules::Rule> wrong = rules::parse_rules(R"(
+rule wrong-merge-batchnorms
+  source
+    z1, z2 = Split(y) [axis = 1]
+    n1 = BatchNormalization(z1, s1, b1, m1, v1) [epsilon = ?eps]
+    n2 = BatchNormalization(z2, s2, b2, m2, v2) [epsilon = ?eps]
+  target
+    s = Concat(s2, s1) [axis = 0]
+    b = Concat(b2, b1) [axis = 0]
+    m = Concat(m2, m1) [axis = 0]
+    v = Concat(v2, v1) [axis = 0]
+    n = BatchNormalization(y, s, b, m, v) [@n1]
+    o1, o2 = Split(n) [@z1]
+  map n1 -> o1, n2 -> o2
+end
+)",
+                                                              "wrong.rules");
+    const ir::Graph before = batchnorms_of_split(1);
+    const std::vector<rewrite::Match> matches = rewrite::Matcher::find(before, wrong[0]);
+    REQUIRE(matches.size() == 1);
+    const std::optional<ir::Graph> after = rewrite::apply(before, matches[0]);
+    REQUIRE(after);
+    CHECK_FALSE(runtime::check_equivalent(before, *after).passed());
   }
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cost/analytical_model.h"
+#include "ops/folding.h"
 #include "cost/device.h"
 #include "rewrite/matcher.h"
 #include "rewrite/rewrite_testing.h"
@@ -57,6 +58,28 @@ ir::Graph elementwise_chain(int adds) {
   for (int i = 0; i < adds; ++i) {
     const ir::ValueId w = graph.add_weight({}, ir::share(testing::random_tensor({16}, 100 + i)));
     x = out(graph, add_canonical(graph, ir::OpKind::kAdd, {x, w}));
+  }
+  graph.set_name(x, "y");
+  graph.set_outputs({x});
+  return graph;
+}
+
+/// `triples` of conv (no bias) -> batch norm -> relu, in a chain: each relu fuses into its conv
+/// only once the batch norm is folded.
+ir::Graph conv_bn_relu_chain(int triples) {
+  ir::Graph graph;
+  ir::ValueId x = graph.add_input("x", testing::float_type({1, 4, 6, 6}));
+  for (int t = 0; t < triples; ++t) {
+    ir::Attributes attrs;
+    attrs.set("kernel_shape", std::vector<int64_t>{3, 3});
+    attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+    const ir::ValueId w = graph.add_weight({}, ir::share(testing::random_tensor({4, 4, 3, 3}, 200 + t, -0.3f, 0.3f)));
+    const ir::ValueId c = out(graph, add_canonical(graph, ir::OpKind::kConv, {x, w}, attrs));
+    std::vector<ir::ValueId> bn = {c};
+    for (int i = 0; i < 4; ++i) {
+      bn.push_back(graph.add_weight({}, ir::share(testing::random_tensor({4}, 300 + 10 * t + i, i == 3 ? 0.5f : -1.0f, 1.5f))));
+    }
+    x = out(graph, add_canonical(graph, ir::OpKind::kRelu, {out(graph, add_canonical(graph, ir::OpKind::kBatchNormalization, bn))}));
   }
   graph.set_name(x, "y");
   graph.set_outputs({x});
@@ -155,6 +178,60 @@ TEST_CASE("the split covers the graph with parts under the threshold, in order",
   CHECK(partition.disabled == cut);
   CHECK(search::split_graph(graph, matches, 0).parts.size() == 1);
   CHECK(search::split_graph(graph, matches, 1000).parts.size() == 1);
+}
+
+TEST_CASE("two-step matches keep a conv, its batch norm and its relu on one side of a cut", "[search][split]") {
+  const ir::Graph graph = conv_bn_relu_chain(6);
+  const std::vector<rewrite::Match> first = testing::shipped_matcher().find_all(graph);
+  const std::vector<rewrite::Match> matches = search::with_two_step_matches(graph, testing::shipped_matcher(), first);
+  REQUIRE(matches.size() > first.size());
+  for (std::size_t j = 0; j < first.size(); ++j) CHECK(matches[j].nodes == first[j].nodes);
+  // No single rule spans a conv and the relu behind its batch norm; fold, then fuse, does.
+  const std::vector<ir::NodeId> order = *graph.topological_order();
+  const std::vector<ir::NodeId> triple(order.begin(), order.begin() + 3);
+  auto spans_triple = [&](const rewrite::Match& match) {
+    std::vector<ir::NodeId> nodes = match.nodes;
+    std::sort(nodes.begin(), nodes.end());
+    return nodes == triple;
+  };
+  CHECK(std::none_of(first.begin(), first.end(), spans_triple));
+  CHECK(std::count_if(matches.begin(), matches.end(), spans_triple) == 1);
+
+  const search::Partition partition = search::split_graph(graph, matches, 6);
+  REQUIRE(partition.parts.size() > 1);
+  CHECK(partition.disabled.empty());
+  for (const auto& part : partition.parts) CHECK(part.size() % 3 == 0);  // whole triples only
+}
+
+TEST_CASE("a part reading a folded weight computed outside it gets its own copy of that computation", "[search][split]") {
+  // x -> conv(x, w * s): the kernel is computed from weights alone, by a node outside the part.
+  ir::Graph graph;
+  const ir::ValueId x = graph.add_input("x", testing::float_type({1, 4, 6, 6}));
+  const ir::ValueId w = graph.add_weight({}, ir::share(testing::random_tensor({4, 4, 3, 3}, 7)));
+  const ir::ValueId s = graph.add_weight({}, ir::share(testing::random_tensor({4, 1, 1, 1}, 8)));
+  const ir::NodeId scale = add_canonical(graph, ir::OpKind::kMul, {w, s});
+  ir::Attributes attrs;
+  attrs.set("kernel_shape", std::vector<int64_t>{3, 3});
+  attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  const ir::NodeId conv = add_canonical(graph, ir::OpKind::kConv, {x, out(graph, scale)}, attrs);
+  const ir::ValueId y = out(graph, add_canonical(graph, ir::OpKind::kRelu, {out(graph, conv)}));
+  graph.set_name(y, "y");
+  graph.set_outputs({y});
+
+  const search::Subgraph part = search::extract(graph, {conv});
+  CHECK(part.outer_inputs == std::vector<ir::ValueId>{x});  // the kernel is not an input
+  CHECK(part.graph.node_count() == 2);
+  CHECK(part.outer_constants.size() == 1);
+  const std::vector<bool> folded = ops::folded_nodes(part.graph);
+  CHECK(std::count(folded.begin(), folded.end(), true) == 1);
+  // The copy is folded, so the part costs what its conv costs in the whole graph.
+  CHECK(testing::v100().graph_cost(part.graph).time_ms == testing::v100().node_cost(graph, conv).time_ms);
+
+  ir::Graph stitched = graph;
+  search::stitch(stitched, part, part.graph);
+  CHECK(stitched.node_count() == graph.node_count());  // the outer Mul is reused, not copied
+  CHECK(stitched.structural_hash() == graph.structural_hash());
+  CHECK(runtime::check_equivalent(graph, stitched).passed());
 }
 
 TEST_CASE("a part taken out and stitched back unchanged computes the same", "[search][split]") {
