@@ -20,6 +20,9 @@ Tensor::Tensor(DataType dtype, std::vector<int64_t> dims)
 }
 
 Tensor::Tensor(DataType dtype, std::vector<int64_t> dims, std::vector<std::byte> bytes)
+    : Tensor(dtype, std::move(dims), std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size())) {}
+
+Tensor::Tensor(DataType dtype, std::vector<int64_t> dims, std::string bytes)
     : dtype_(dtype), dims_(std::move(dims)), num_elements_(ir::num_elements(dims_)),
       bytes_(std::move(bytes)) {
   const auto expected = static_cast<std::size_t>(num_elements_) * element_size(dtype_);

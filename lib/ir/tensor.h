@@ -20,6 +20,8 @@ class Tensor {
   Tensor(DataType dtype, std::vector<int64_t> dims);
   /// A tensor taking ownership of `bytes`, which must hold exactly num_elements * element_size.
   Tensor(DataType dtype, std::vector<int64_t> dims, std::vector<std::byte> bytes);
+  /// The same, taking the bytes of a string without copying them (an ONNX TensorProto's raw_data).
+  Tensor(DataType dtype, std::vector<int64_t> dims, std::string bytes);
   /// A string tensor.
   Tensor(std::vector<int64_t> dims, std::vector<std::string> strings);
 
@@ -34,12 +36,16 @@ class Tensor {
   int64_t num_elements() const { return num_elements_; }
   std::size_t byte_size() const { return bytes_.size(); }
 
-  const std::byte* bytes() const { return bytes_.data(); }
-  std::byte* mutable_bytes() { return bytes_.data(); }
+  const std::byte* bytes() const { return reinterpret_cast<const std::byte*>(bytes_.data()); }
+  std::byte* mutable_bytes() { return reinterpret_cast<std::byte*>(bytes_.data()); }
   template <class T>
   const T* data() const { return reinterpret_cast<const T*>(bytes_.data()); }
   template <class T>
   T* mutable_data() { return reinterpret_cast<T*>(bytes_.data()); }
+  /// Swaps the tensor's bytes with `other`, without copying: how export lends a weight's bytes to
+  /// the TensorProto it writes and takes them back (onnx_io's DataLoan). Between the two swaps the
+  /// tensor is empty and must not be read.
+  void swap_bytes(std::string& other) { bytes_.swap(other); }
   /// The elements of a kString tensor.
   const std::vector<std::string>& strings() const { return strings_; }
 
@@ -54,7 +60,9 @@ class Tensor {
   DataType dtype_ = DataType::kUndefined;
   std::vector<int64_t> dims_;
   int64_t num_elements_ = 1;  ///< Product of dims_, kept because kernels loop to it.
-  std::vector<std::byte> bytes_;
+  /// The elements' bytes. A string rather than a vector of bytes so that a TensorProto's raw_data
+  /// moves in and out without a copy; its buffer comes from operator new, aligned for any element.
+  std::string bytes_;
   std::vector<std::string> strings_;
 };
 
@@ -62,6 +70,8 @@ class Tensor {
 using TensorPtr = std::shared_ptr<const Tensor>;
 
 /// Moves a tensor into shared immutable storage.
-inline TensorPtr share(Tensor tensor) { return std::make_shared<const Tensor>(std::move(tensor)); }
+/// (Made as a non-const Tensor behind a pointer to const, so that export may lend its bytes; see
+/// Tensor::swap_bytes.)
+inline TensorPtr share(Tensor tensor) { return std::make_shared<Tensor>(std::move(tensor)); }
 
 }  // namespace graphsub::ir

@@ -9,7 +9,9 @@ namespace graphsub::onnx_io {
 
 void export_model(const ir::Graph& graph, const std::string& path, const ExportOptions& options) {
   const ExportPlan plan = plan_export(graph);
-  onnx::ModelProto model = ModelWriter(graph, plan).write();
+  ModelWriter writer(graph, plan);
+  onnx::ModelProto model = writer.write();
+  const DataLoan loan(model, writer.lent());
   try {
     checked_copy(model);
   } catch (const Error& error) {

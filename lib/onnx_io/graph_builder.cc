@@ -97,8 +97,7 @@ void GraphBuilder::add_inputs() {
     } else if (initializer == initializers.end()) {
       bind(name, graph_.add_input(name, tensor_type_from_proto(input.type())));
     } else if (loaded_.model.ir_version() >= 4) {
-      ir::TensorPtr data = ir::share(tensor_from_proto(*initializer->second));
-      release_data(*initializer->second);
+      ir::TensorPtr data = ir::share(take_tensor_from_proto(*initializer->second));
       bind(name, graph_.add_input(name, tensor_type_from_proto(input.type()), std::move(data)));
     }
   }
@@ -116,8 +115,7 @@ ir::ValueId GraphBuilder::add_constant_input(const onnx::ValueInfoProto& input, 
 void GraphBuilder::add_initializers() {
   for (onnx::TensorProto& tensor : *proto_.mutable_initializer()) {
     if (values_.count(tensor.name())) continue;
-    bind(tensor.name(), graph_.add_weight(tensor.name(), ir::share(tensor_from_proto(tensor))));
-    release_data(tensor);
+    bind(tensor.name(), graph_.add_weight(tensor.name(), ir::share(take_tensor_from_proto(tensor))));
   }
   for (const onnx::SparseTensorProto& sparse : proto_.sparse_initializer()) {
     const std::string& name = sparse.values().name();

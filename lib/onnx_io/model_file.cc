@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <system_error>
 
 #include "ir/error.h"
@@ -111,27 +112,47 @@ void set_entry(onnx::TensorProto& tensor, const std::string& key, const std::str
   entry->set_value(value);
 }
 
-/// Moves the raw data of large initializers to `data_file`, referenced as `location`; returns how
-/// many bytes it moved.
-std::size_t externalize(onnx::GraphProto& graph, const std::string& data_file, const std::string& location,
-                        std::size_t threshold) {
-  std::ofstream out(data_file, std::ios::binary | std::ios::trunc);
-  std::size_t offset = 0;
-  for (onnx::TensorProto& tensor : *graph.mutable_initializer()) {
-    const std::string& raw = tensor.raw_data();
-    if (raw.size() <= threshold) continue;
-    out.write(raw.data(), static_cast<std::streamsize>(raw.size()));
-    set_entry(tensor, "location", location);
-    set_entry(tensor, "offset", std::to_string(offset));
-    set_entry(tensor, "length", std::to_string(raw.size()));
-    tensor.set_data_location(onnx::TensorProto::EXTERNAL);
-    offset += raw.size();
-    std::string().swap(*tensor.mutable_raw_data());
+/// The raw data of large initializers, moved to an external data file for the write and put back
+/// afterwards (exceptions included), so the model is left as it was: its bytes may be lent
+/// (DataLoan).
+class Externalized {
+ public:
+  /// Writes the raw data of initializers over `threshold` bytes to `data_file`, referenced as
+  /// `location`, and takes it out of the model until this object ends.
+  Externalized(onnx::GraphProto& graph, const std::string& data_file, const std::string& location,
+               std::size_t threshold) {
+    std::ofstream out(data_file, std::ios::binary | std::ios::trunc);
+    for (onnx::TensorProto& tensor : *graph.mutable_initializer()) {
+      const std::string& raw = tensor.raw_data();
+      if (raw.size() <= threshold) continue;
+      out.write(raw.data(), static_cast<std::streamsize>(raw.size()));
+      set_entry(tensor, "location", location);
+      set_entry(tensor, "offset", std::to_string(bytes_));
+      set_entry(tensor, "length", std::to_string(raw.size()));
+      tensor.set_data_location(onnx::TensorProto::EXTERNAL);
+      bytes_ += raw.size();
+      moved_.emplace_back(&tensor, std::string());
+      moved_.back().second.swap(*tensor.mutable_raw_data());
+    }
+    out.close();
+    if (!out) throw Error("cannot write '" + data_file + "': " + std::strerror(errno));
   }
-  out.close();
-  if (!out) throw Error("cannot write '" + data_file + "': " + std::strerror(errno));
-  return offset;
-}
+  Externalized(const Externalized&) = delete;
+  Externalized& operator=(const Externalized&) = delete;
+  ~Externalized() {
+    for (auto& [tensor, raw] : moved_) {
+      tensor->mutable_raw_data()->swap(raw);
+      tensor->clear_external_data();
+      tensor->clear_data_location();
+    }
+  }
+
+  std::size_t bytes() const { return bytes_; }  ///< How many bytes went to the data file.
+
+ private:
+  std::vector<std::pair<onnx::TensorProto*, std::string>> moved_;
+  std::size_t bytes_ = 0;
+};
 
 void serialize(const onnx::ModelProto& model, const std::string& file) {
   const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -197,12 +218,13 @@ void write_model_file(onnx::ModelProto& model, const std::string& path, std::siz
   if (threshold == 0 && model.ByteSizeLong() > kMaxInlineBytes) threshold = kAutoThreshold;
   TempFile model_file(path);
   TempFile data_file(path + ".data");
-  const std::size_t external_bytes =
-      threshold == 0 ? 0
-                     : externalize(*model.mutable_graph(), data_file.path(),
-                                   fs::path(path).filename().string() + ".data", threshold);
+  std::optional<Externalized> external;
+  if (threshold != 0) {
+    external.emplace(*model.mutable_graph(), data_file.path(), fs::path(path).filename().string() + ".data",
+                     threshold);
+  }
   serialize(model, model_file.path());
-  if (external_bytes > 0) data_file.commit();
+  if (external && external->bytes() > 0) data_file.commit();
   model_file.commit();
 }
 

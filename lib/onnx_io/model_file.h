@@ -28,7 +28,7 @@ onnx::ModelProto checked_copy(onnx::ModelProto& model);
 /// Writes `model` to `path` through a temporary file in the same folder that is renamed over
 /// `path`, so a failure leaves no partial output. Main-graph initializers of more than
 /// `threshold` bytes (0: none, unless the model would pass protobuf's 2 GB limit) are moved to
-/// "<path>.data" and referenced as external data. Consumes the model's data. Throws
+/// "<path>.data" and referenced as external data. Leaves the model as it was. Throws
 /// graphsub::Error.
 void write_model_file(onnx::ModelProto& model, const std::string& path, std::size_t threshold);
 

@@ -158,22 +158,42 @@ void ModelWriter::write_inputs() {
   for (ir::ValueId id : graph_.inputs()) {
     const ir::Value& value = graph_.value(id);
     *graph.add_input() = value_info(value.name, value.type, declared_inputs_);
-    if (!value.data) continue;
-    onnx::TensorProto& tensor = *graph.add_initializer();
-    tensor_to_proto(*value.data, tensor);
-    tensor.set_name(value.name);
+    if (value.data) write_initializer(value.data, value.name);
+  }
+}
+
+void ModelWriter::write_initializer(const ir::TensorPtr& data, const std::string& name) {
+  onnx::GraphProto& graph = *model_.mutable_graph();
+  onnx::TensorProto& tensor = *graph.add_initializer();
+  tensor.set_name(name);
+  // Strings are copied, and so is a tensor already lent to another initializer.
+  if (data->dtype() == ir::DataType::kString || !lent_tensors_.insert(data.get()).second) {
+    tensor_to_proto(*data, tensor);
+    return;
+  }
+  tensor_header_to_proto(*data, tensor);
+  tensor.mutable_raw_data();  // present, filled by a DataLoan
+  lent_.emplace_back(graph.initializer_size() - 1, data);
+}
+
+DataLoan::DataLoan(onnx::ModelProto& model, std::vector<std::pair<int, ir::TensorPtr>> lent)
+    : model_(model), lent_(std::move(lent)) {
+  swap();
+}
+
+void DataLoan::swap() {
+  onnx::GraphProto& graph = *model_.mutable_graph();
+  for (const auto& [index, tensor] : lent_) {
+    // The tensor was made non-const (ir::share); no other thread reads it during an export.
+    const_cast<ir::Tensor&>(*tensor).swap_bytes(*graph.mutable_initializer(index)->mutable_raw_data());
   }
 }
 
 void ModelWriter::write_constants() {
-  onnx::GraphProto& graph = *model_.mutable_graph();
   for (ir::ValueId id = 0; id < graph_.value_capacity(); ++id) {
     if (!plan_.needed[id]) continue;
     const ir::TensorPtr data = plan_.constant(graph_, id);
-    if (!data) continue;
-    onnx::TensorProto& tensor = *graph.add_initializer();
-    tensor_to_proto(*data, tensor);
-    tensor.set_name(names_.value(id));
+    if (data) write_initializer(data, names_.value(id));
   }
 }
 

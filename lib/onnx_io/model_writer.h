@@ -5,6 +5,7 @@
 
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -22,7 +23,11 @@ class ModelWriter {
   ModelWriter(const ir::Graph& graph, const ExportPlan& plan);
 
   /// The model; throws graphsub::Error ("internal error: ...") when the graph cannot be written.
+  /// The initializers listed by lent() have an empty raw_data: a DataLoan fills them.
   onnx::ModelProto write();
+
+  /// Initializers (by index in the main graph) whose bytes are to be lent from these tensors.
+  const std::vector<std::pair<int, ir::TensorPtr>>& lent() const { return lent_; }
 
  private:
   void read_shell();
@@ -36,6 +41,7 @@ class ModelWriter {
   void write_nodes();
   void write_outputs();
   void write_value_info();
+  void write_initializer(const ir::TensorPtr& data, const std::string& name);
   void list_initializers_as_inputs();
   onnx::ValueInfoProto value_info(
       const std::string& name, const ir::TensorType& type,
@@ -53,6 +59,24 @@ class ModelWriter {
   std::vector<std::string> output_names_;
   /// Graph outputs whose value has another name: (value, output name), written as Identity nodes.
   std::vector<std::pair<ir::ValueId, std::string>> output_copies_;
+  std::vector<std::pair<int, ir::TensorPtr>> lent_;
+  std::unordered_set<const ir::Tensor*> lent_tensors_;
+};
+
+/// Lends the bytes of a written model's tensors to its initializers for as long as it lives,
+/// without copying them (Tensor::swap_bytes), and takes them back when it ends, exceptions
+/// included. Exporting VGG-16 thus holds its 553 MB of weights once, not twice.
+class DataLoan {
+ public:
+  DataLoan(onnx::ModelProto& model, std::vector<std::pair<int, ir::TensorPtr>> lent);
+  DataLoan(const DataLoan&) = delete;
+  DataLoan& operator=(const DataLoan&) = delete;
+  ~DataLoan() { swap(); }
+
+ private:
+  void swap();
+  onnx::ModelProto& model_;
+  std::vector<std::pair<int, ir::TensorPtr>> lent_;
 };
 
 }  // namespace graphsub::onnx_io

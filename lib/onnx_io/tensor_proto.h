@@ -22,6 +22,9 @@ ir::Tensor tensor_from_sparse(const onnx::SparseTensorProto& sparse);
 /// The name is left to the caller.
 void tensor_to_proto(const ir::Tensor& tensor, onnx::TensorProto& proto);
 
+/// Writes dims and data type only.
+void tensor_header_to_proto(const ir::Tensor& tensor, onnx::TensorProto& proto);
+
 /// Replaces an EXTERNAL tensor's reference by its bytes, read from the file named by its
 /// `location` (relative to `dir`), `offset` and `length`. Does nothing for in-memory tensors.
 /// Throws graphsub::Error when the file is missing or too short.
@@ -33,5 +36,9 @@ void load_external_data(onnx::GraphProto& graph, const std::filesystem::path& di
 
 /// Frees the memory held by a tensor's data fields (once it has been converted).
 void release_data(onnx::TensorProto& proto);
+
+/// tensor_from_proto, then release_data, where raw_data moves into the tensor without a copy: a
+/// model's weights are held once while it is read.
+ir::Tensor take_tensor_from_proto(onnx::TensorProto& proto);
 
 }  // namespace graphsub::onnx_io

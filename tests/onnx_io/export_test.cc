@@ -331,6 +331,26 @@ TEST_CASE("large weights can be written as external data", "[onnx_io]") {
   require_same_results(graph, exported, {8, 8});
 }
 
+TEST_CASE("export lends the weights' bytes to the file and gives them all back", "[onnx_io]") {
+  // Export writes weights without copying them (DataLoan): the graph must hold every byte after,
+  // whether the write succeeded, went to external data, or failed.
+  const fs::path dir = scratch_dir("loan");
+  const ir::Graph graph = onnx_io::import_model(model_path("external_data.onnx"));
+  const ir::Value& w = graph.value(value_named(graph, "w"));
+  const uint64_t before = w.data->content_hash();
+  const std::size_t bytes = w.data->byte_size();
+  onnx_io::ExportOptions external;
+  external.external_data_threshold = 100;
+  onnx_io::export_model(graph, (dir / "inline.onnx").string());
+  onnx_io::export_model(graph, (dir / "external.onnx").string(), external);
+  REQUIRE_THROWS_AS(onnx_io::export_model(graph, (dir / "missing" / "out.onnx").string()), Error);
+  CHECK(w.data->byte_size() == bytes);
+  CHECK(w.data->content_hash() == before);
+  onnx_io::export_model(graph, (dir / "again.onnx").string());
+  CHECK(fs::file_size(dir / "again.onnx") == fs::file_size(dir / "inline.onnx"));
+  require_same_results(graph, onnx_io::import_model((dir / "again.onnx").string()), {8, 8});
+}
+
 TEST_CASE("a failed export leaves no file behind", "[onnx_io]") {
   const fs::path dir = scratch_dir("failure");
   ir::Graph graph = onnx_io::import_model(model_path("symbolic_dims.onnx"));
