@@ -52,25 +52,39 @@ TEST_CASE("split, search and stitch keep what every benchmark model computes", "
 }
 
 TEST_CASE("on MetaFlow Table 3's models backtracking finds exhaustive search's optimum", "[search][models]") {
-  // MetaFlow compared the two on whole graphs (exhaustive: up to 3.1 hours). Here both search the
-  // same parts of at most 10 nodes, small enough for the exhaustive search to finish. What made
-  // backtracking fall short here before: ResNet-18's downsampling blocks, where merging the
-  // shortcut into the 3x3 conv before folding their batch norms was a dead end until
-  // merge-batchnorms-of-split, and Inception-E, whose parts read merged kernels as plain inputs
-  // until extraction carried folded weights along (lib/search/README.md). The Inception-E module
-  // runs at its own size (1280x8x8), as in MetaFlow; at the 4x4 test size its launch-bound
-  // optimum needs a three-way merge that climbs beyond α = 1.1 (backtracking 12 % above).
-  for (const std::string name : {"alexnet", "vgg16", "resnet18", "inception_e"}) {
+  // MetaFlow compared the two on whole graphs (exhaustive: 5 s for AlexNet to 3.1 hours for
+  // ResNet-18). Here the whole-graph exhaustive search finishes on AlexNet (32 graphs) and VGG-16
+  // (8192), and the default optimizer (split at 30, backtracking) must match it. On ResNet-18 and
+  // the Inception-E module it does not finish in minutes (millions of graphs), so there both
+  // searches run on the same parts of at most 10 nodes, and the default optimizer must do at
+  // least as well as the exhaustive search of those parts. What made backtracking fall short here
+  // before: ResNet-18's downsampling blocks, where merging the shortcut into the 3x3 conv before
+  // folding their batch norms was a dead end until merge-batchnorms-of-split, and Inception-E,
+  // whose parts read merged kernels as plain inputs until extraction carried folded weights
+  // along (lib/search/README.md). The Inception-E module runs at its own size (1280x8x8), as in
+  // MetaFlow; at the 4x4 test size its launch-bound optimum needs a three-way merge that climbs
+  // beyond α = 1.1 (backtracking 12 % above).
+  struct Case {
+    const char* name;
+    std::size_t exhaustive_threshold;  // 0: the whole graph
+  };
+  for (const Case& c : {Case{"alexnet", 0}, Case{"vgg16", 0}, Case{"resnet18", 10}, Case{"inception_e", 10}}) {
+    const std::string name = c.name;
     DYNAMIC_SECTION(name) {
       const models::ModelConfig config = name == "inception_e" ? models::ModelConfig{} : models::small_config(name);
       const ir::Graph graph = models::build_model(name, config);
-      const search::OptimizeResult exhaustive = optimize(graph, search::SearchMode::kExhaustive, 10);
-      const search::OptimizeResult backtrack = optimize(graph, search::SearchMode::kBacktrack, 10);
+      const search::OptimizeResult exhaustive = optimize(graph, search::SearchMode::kExhaustive, c.exhaustive_threshold);
       REQUIRE(exhaustive.search.stop == search::StopReason::kExhausted);
-      INFO("exhaustive " << exhaustive.search.best_cost.time_ms << " ms, backtracking "
-                         << backtrack.search.best_cost.time_ms << " ms");
-      CHECK(backtrack.search.best_cost.time_ms <= exhaustive.search.best_cost.time_ms * (1 + 1e-9));
-      CHECK(backtrack.search.best_cost.time_ms < backtrack.search.initial_cost.time_ms);
+      const double optimum = exhaustive.search.best_cost.time_ms;
+      const search::OptimizeResult by_default = optimize(graph, search::SearchMode::kBacktrack, 30);
+      INFO("exhaustive " << optimum << " ms, default optimizer " << by_default.search.best_cost.time_ms << " ms");
+      CHECK(by_default.search.best_cost.time_ms <= optimum * (1 + 1e-9));
+      CHECK(by_default.search.best_cost.time_ms < by_default.search.initial_cost.time_ms);
+      if (c.exhaustive_threshold != 0) {
+        const search::OptimizeResult same_parts = optimize(graph, search::SearchMode::kBacktrack, c.exhaustive_threshold);
+        INFO("backtracking on the same parts " << same_parts.search.best_cost.time_ms << " ms");
+        CHECK(same_parts.search.best_cost.time_ms <= optimum * (1 + 1e-9));
+      }
     }
   }
 }
