@@ -7,15 +7,19 @@ wall time and the peak resident memory (ru_maxrss of that process) are measured 
 
   backtrack-whole  backtracking on the whole graph (--split-threshold 0) at alpha 1.05: TASO's search
   backtrack        backtracking on the split graph: graphsub's default, MetaFlow's
-  sampling         OCGGS's sampling on the whole graph
+  sampling-whole   OCGGS's sampling on the whole graph: OCGGS's search
+  sampling         sampling on the split graph: what `--search sampling` does
   exhaustive       every reachable graph (whole graph): feasible only where it ends "exhausted"
 
-Prints a table and writes JSON. With --resnet-blocks it also times the default mode on OCGGS's
+Prints a table and writes JSON. With --repeat N each run is made N times and the table gives the
+median times and the largest peak (the costs of runs that end before their time limit never differ:
+the search is deterministic). With --resnet-blocks it also times the default mode on OCGGS's
 ResNet of each number of blocks (the scaling check of issue 4).
 """
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,7 +30,8 @@ MODELS = ["resnet50", "resnext50", "inception_v3", "squeezenet", "nasnet_a", "na
 MODES = {
     "backtrack-whole": ["--search", "backtrack", "--split-threshold", "0", "--alpha", "1.05"],
     "backtrack": [],
-    "sampling": ["--search", "sampling", "--split-threshold", "0"],
+    "sampling-whole": ["--search", "sampling", "--split-threshold", "0"],
+    "sampling": ["--search", "sampling"],
     "exhaustive": ["--search", "exhaustive", "--split-threshold", "0", "--budget", "100000000"],
 }
 
@@ -53,6 +58,21 @@ def run_optimize(graphsub, model, flags, time_limit):
             return {"error": error.splitlines()[-1] if error else f"status {status}"}, seconds, usage.ru_maxrss / 1024
         with open(report) as file:
             return json.load(file), seconds, usage.ru_maxrss / 1024
+
+
+def measure(graphsub, model_file, name, mode, flags, time_limit, repeat):
+    """The row of `repeat` runs of one model and mode: median times, largest peak, the first run's costs."""
+    runs = [row_of(name, mode, *run_optimize(graphsub, model_file, flags, time_limit)) for _ in range(repeat)]
+    row = runs[0]
+    if "error" in row or repeat == 1:
+        return row
+    row["runs"] = repeat
+    row["peak_mb"] = max(r["peak_mb"] for r in runs)
+    for key in ("seconds", "search_seconds"):
+        row[key] = round(statistics.median(r[key] for r in runs), 2)
+    if len({r.get("cost_after_ms") for r in runs}) > 1:
+        row["costs_differ"] = sorted(r["cost_after_ms"] for r in runs)
+    return row
 
 
 def row_of(model, mode, report, seconds, peak_mb):
@@ -110,6 +130,7 @@ def main():
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
     parser.add_argument("--time-limit", type=float, default=60, help="seconds per run (graphsub --time-limit)")
     parser.add_argument("--resnet-blocks", type=int, nargs="*", default=[], help="e.g. 8 16 32")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each model and mode (median times)")
     parser.add_argument("--json", default="bench_search.json")
     args = parser.parse_args()
     os.makedirs(args.models_dir, exist_ok=True)
@@ -118,16 +139,15 @@ def main():
     print_header()
     for name in args.models:
         for mode in args.modes:
-            report, seconds, peak = run_optimize(args.graphsub, os.path.join(args.models_dir, name + ".onnx"),
-                                                 MODES[mode], args.time_limit)
-            rows.append(row_of(name, mode, report, seconds, peak))
+            rows.append(measure(args.graphsub, os.path.join(args.models_dir, name + ".onnx"), name, mode,
+                                MODES[mode], args.time_limit, args.repeat))
             print_row(rows[-1])
     for blocks in args.resnet_blocks:
         folder = os.path.join(args.models_dir, f"resnet_{blocks}_blocks")
         os.makedirs(folder, exist_ok=True)
         write_models(args.graphsub, folder, ["resnet"], ["--blocks", str(blocks)])
-        report, seconds, peak = run_optimize(args.graphsub, os.path.join(folder, "resnet.onnx"), [], args.time_limit)
-        rows.append(row_of(f"resnet-{blocks}", "backtrack", report, seconds, peak))
+        rows.append(measure(args.graphsub, os.path.join(folder, "resnet.onnx"), f"resnet-{blocks}", "backtrack",
+                            [], args.time_limit, args.repeat))
         print_row(rows[-1])
     summary = best_by_model([r for r in rows if r["model"] in args.models])
     print("\nmodel          best mode         best ms    default ms  default over best")
