@@ -11,10 +11,14 @@ wall time and the peak resident memory (ru_maxrss of that process) are measured 
   sampling         sampling on the split graph: what `--search sampling` does
   exhaustive       every reachable graph (whole graph): feasible only where it ends "exhausted"
 
-Prints a table and writes JSON. With --repeat N each run is made N times and the table gives the
-median times and the largest peak (the costs of runs that end before their time limit never differ:
-the search is deterministic). With --resnet-blocks it also times the default mode on OCGGS's
-ResNet of each number of blocks (the scaling check of issue 4).
+Prints a table and writes JSON. Options:
+  --repeat N       each run is made N times; the table gives the median times and the largest peak
+                   (runs that end before their time limit never differ in cost: the search is
+                   deterministic)
+  --ort-check      onnxruntime runs the original and the optimized model on one seeded random input
+                   (after the timing) and the row gives the largest difference of their outputs
+  --resnet-blocks  also times the default mode on OCGGS's ResNet of each number of blocks (the
+                   scaling check of issue 4)
 """
 import argparse
 import json
@@ -42,8 +46,33 @@ def write_models(graphsub, folder, names, extra=()):
         subprocess.run([graphsub, "-q", "models", "--write", folder, *extra, *missing], check=True)
 
 
-def run_optimize(graphsub, model, flags, time_limit):
-    """Runs one optimize in a child process; returns its report, wall seconds and peak RSS (MB)."""
+def onnxruntime_difference(original, optimized):
+    """Largest |optimized - original| over every output, both run by onnxruntime on one seeded input
+    (symbolic dims taken as 1). Runs in a child process: the parent must stay small, because a
+    child's peak memory (ru_maxrss) counts the parent's resident memory at the fork."""
+    script = """
+import sys
+import numpy as np, onnx, onnxruntime as ort
+rng = np.random.default_rng(1)
+feeds = {}
+for value in onnx.load(sys.argv[1], load_external_data=False).graph.input:
+    dims = [d.dim_value if d.HasField("dim_value") else 1 for d in value.type.tensor_type.shape.dim]
+    dtype = onnx.helper.tensor_dtype_to_np_dtype(value.type.tensor_type.elem_type)
+    feeds[value.name] = rng.uniform(-1, 1, dims).astype(dtype)
+options = ort.SessionOptions()
+options.log_severity_level = 3
+outputs = [ort.InferenceSession(path, options, providers=["CPUExecutionProvider"]).run(None, feeds)
+           for path in sys.argv[1:3]]
+print(max(float(np.max(np.abs(a.astype(np.float64) - b))) for a, b in zip(*outputs)))
+"""
+    done = subprocess.run([sys.executable, "-c", script, original, optimized], capture_output=True, text=True,
+                          check=True)
+    return float(done.stdout.strip())
+
+
+def run_optimize(graphsub, model, flags, time_limit, ort_check=False):
+    """Runs one optimize in a child process; returns its report, wall seconds and peak RSS (MB).
+    With ort_check the report gains "ort_max_abs_diff", measured after the timing."""
     with tempfile.TemporaryDirectory() as scratch:
         out, report = os.path.join(scratch, "out.onnx"), os.path.join(scratch, "report.json")
         command = [graphsub, "-q", "optimize", model, "-o", out, "--report", report,
@@ -57,12 +86,18 @@ def run_optimize(graphsub, model, flags, time_limit):
         if os.waitstatus_to_exitcode(status) != 0:
             return {"error": error.splitlines()[-1] if error else f"status {status}"}, seconds, usage.ru_maxrss / 1024
         with open(report) as file:
-            return json.load(file), seconds, usage.ru_maxrss / 1024
+            result = json.load(file)
+        if ort_check:
+            result["ort_max_abs_diff"] = onnxruntime_difference(model, out)
+        return result, seconds, usage.ru_maxrss / 1024
 
 
-def measure(graphsub, model_file, name, mode, flags, time_limit, repeat):
-    """The row of `repeat` runs of one model and mode: median times, largest peak, the first run's costs."""
-    runs = [row_of(name, mode, *run_optimize(graphsub, model_file, flags, time_limit)) for _ in range(repeat)]
+def measure(graphsub, model_file, name, mode, flags, args):
+    """The row of args.repeat runs of one model and mode: median times, largest peak, the first run's
+    costs (and its onnxruntime check, with args.ort_check)."""
+    repeat = args.repeat
+    runs = [row_of(name, mode, *run_optimize(graphsub, model_file, flags, args.time_limit, args.ort_check and k == 0))
+            for k in range(repeat)]
     row = runs[0]
     if "error" in row or repeat == 1:
         return row
@@ -86,14 +121,16 @@ def row_of(model, mode, report, seconds, peak_mb):
                 "ratio": round(before / after, 3) if after > 0 else None,
                 "search_seconds": round(report["seconds"]["search"], 2), "stop": search["stop_reason"],
                 "parts": search["split"]["parts"], "steps": len(search["substitutions"])})
+    if "ort_max_abs_diff" in report:
+        row["ort_max_abs_diff"] = report["ort_max_abs_diff"]
     return row
 
 
 def print_header():
     header = f"{'model':14} {'mode':16} {'nodes':>5} {'cost before':>11} {'cost after':>10} {'ratio':>6} " \
              f"{'search s':>8} {'total s':>7} {'peak MB':>7} {'parts':>5}  stop"
-    print(header)
-    print("-" * len(header))
+    print(header, flush=True)
+    print("-" * len(header), flush=True)
 
 
 def print_row(r):
@@ -102,7 +139,7 @@ def print_row(r):
         return
     print(f"{r['model']:14} {r['mode']:16} {r['nodes']:5} {r['cost_before_ms']:11.4f} {r['cost_after_ms']:10.4f} "
           f"{r['ratio']:6.3f} {r['search_seconds']:8.2f} {r['seconds']:7.2f} {r['peak_mb']:7} {r['parts']:5}  "
-          f"{r['stop']}", flush=True)
+          f"{r['stop']:10}" + (f"  ort diff {r['ort_max_abs_diff']:.1e}" if "ort_max_abs_diff" in r else ""), flush=True)
 
 
 def best_by_model(rows):
@@ -131,6 +168,8 @@ def main():
     parser.add_argument("--time-limit", type=float, default=60, help="seconds per run (graphsub --time-limit)")
     parser.add_argument("--resnet-blocks", type=int, nargs="*", default=[], help="e.g. 8 16 32")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each model and mode (median times)")
+    parser.add_argument("--ort-check", action="store_true",
+                        help="run each original and optimized model in onnxruntime and report the largest difference")
     parser.add_argument("--json", default="bench_search.json")
     args = parser.parse_args()
     os.makedirs(args.models_dir, exist_ok=True)
@@ -140,14 +179,14 @@ def main():
     for name in args.models:
         for mode in args.modes:
             rows.append(measure(args.graphsub, os.path.join(args.models_dir, name + ".onnx"), name, mode,
-                                MODES[mode], args.time_limit, args.repeat))
+                                MODES[mode], args))
             print_row(rows[-1])
     for blocks in args.resnet_blocks:
         folder = os.path.join(args.models_dir, f"resnet_{blocks}_blocks")
         os.makedirs(folder, exist_ok=True)
         write_models(args.graphsub, folder, ["resnet"], ["--blocks", str(blocks)])
         rows.append(measure(args.graphsub, os.path.join(folder, "resnet.onnx"), f"resnet-{blocks}", "backtrack",
-                            [], args.time_limit, args.repeat))
+                            [], args))
         print_row(rows[-1])
     summary = best_by_model([r for r in rows if r["model"] in args.models])
     print("\nmodel          best mode         best ms    default ms  default over best")
