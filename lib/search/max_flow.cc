@@ -15,10 +15,10 @@ void FlowNetwork::add_edge(int from, int to, int64_t capacity) {
   edges_.push_back({from, 0});
 }
 
-/// Breadth-first levels over edges with capacity left; true when the sink is reached.
-bool FlowNetwork::build_levels(int source, int sink) {
-  level_.assign(out_.size(), -1);
-  level_[static_cast<std::size_t>(source)] = 0;
+/// Breadth-first distances from `source` over edges with capacity left; -1 where unreachable.
+std::vector<int> FlowNetwork::residual_levels(int source) const {
+  std::vector<int> level(out_.size(), -1);
+  level[static_cast<std::size_t>(source)] = 0;
   std::queue<int> queue;
   queue.push(source);
   while (!queue.empty()) {
@@ -26,12 +26,18 @@ bool FlowNetwork::build_levels(int source, int sink) {
     queue.pop();
     for (int index : out_[static_cast<std::size_t>(vertex)]) {
       const Edge& edge = edges_[static_cast<std::size_t>(index)];
-      if (edge.capacity > 0 && level_[static_cast<std::size_t>(edge.to)] < 0) {
-        level_[static_cast<std::size_t>(edge.to)] = level_[static_cast<std::size_t>(vertex)] + 1;
+      if (edge.capacity > 0 && level[static_cast<std::size_t>(edge.to)] < 0) {
+        level[static_cast<std::size_t>(edge.to)] = level[static_cast<std::size_t>(vertex)] + 1;
         queue.push(edge.to);
       }
     }
   }
+  return level;
+}
+
+/// Dinic's level graph; true when the sink is reached.
+bool FlowNetwork::build_levels(int source, int sink) {
+  level_ = residual_levels(source);
   return level_[static_cast<std::size_t>(sink)] >= 0;
 }
 
@@ -63,21 +69,9 @@ int64_t FlowNetwork::max_flow(int source, int sink) {
 }
 
 std::vector<bool> FlowNetwork::source_side(int source) const {
-  std::vector<bool> reached(out_.size(), false);
-  std::queue<int> queue;
-  reached[static_cast<std::size_t>(source)] = true;
-  queue.push(source);
-  while (!queue.empty()) {
-    const int vertex = queue.front();
-    queue.pop();
-    for (int index : out_[static_cast<std::size_t>(vertex)]) {
-      const Edge& edge = edges_[static_cast<std::size_t>(index)];
-      if (edge.capacity > 0 && !reached[static_cast<std::size_t>(edge.to)]) {
-        reached[static_cast<std::size_t>(edge.to)] = true;
-        queue.push(edge.to);
-      }
-    }
-  }
+  const std::vector<int> level = residual_levels(source);
+  std::vector<bool> reached(level.size());
+  std::transform(level.begin(), level.end(), reached.begin(), [](int l) { return l >= 0; });
   return reached;
 }
 

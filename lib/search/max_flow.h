@@ -31,6 +31,7 @@ class FlowNetwork {
     int to;
     int64_t capacity;  ///< Remaining (residual) capacity.
   };
+  std::vector<int> residual_levels(int source) const;
   bool build_levels(int source, int sink);
   int64_t push(int vertex, int sink, int64_t limit);
 
