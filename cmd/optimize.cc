@@ -166,6 +166,7 @@ nlohmann::json split_json(const search::SplitStats& split, std::size_t threshold
           {"parts", split.parts},
           {"largest_part", split.largest_part},
           {"disabled_matches", split.disabled_matches},
+          {"resplit_parts", split.resplit_parts},
           {"seam_regions", split.seam_regions},
           {"seam_substitutions", split.seam_steps},
           {"seconds", {{"split", split.split_seconds}, {"parts", split.parts_seconds}, {"seams", split.seam_seconds}}}};
@@ -273,6 +274,9 @@ Command setup_optimize(CLI::App& app) {
   sub->add_option("--split-threshold", options->optimizer.split_threshold,
                   "Split the graph into parts of at most N nodes (MetaFlow); 0: search it whole")
       ->capture_default_str();
+  sub->add_option("--part-budget", options->optimizer.part_budget,
+                  "Graphs a part's search may expand before the part is split again (0: never)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
   sub->add_option("--threads", options->optimizer.threads, "Parts searched at once (0: one per core)")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
   sub->add_option("--sample-size", options->optimizer.search.sample_size, "Sampling: Q, sequences kept per round")

@@ -62,12 +62,17 @@ StopReason worse(StopReason a, StopReason b) {
   return a;
 }
 
-/// Adds a part's counters and steps to the whole run's.
-void accumulate(SearchResult& total, const SearchResult& part) {
+/// Adds a search's counters to the whole run's (also for a search whose result was dropped).
+void count_work(SearchResult& total, const SearchResult& part) {
   total.expanded += part.expanded;
   total.generated += part.generated;
   total.duplicates += part.duplicates;
   total.rejected += part.rejected;
+}
+
+/// Adds a part's counters, stop reason and steps to the whole run's.
+void accumulate(SearchResult& total, const SearchResult& part) {
+  count_work(total, part);
   total.stop = worse(total.stop, part.stop);
   total.steps.insert(total.steps.end(), part.steps.begin(), part.steps.end());
 }
@@ -142,15 +147,20 @@ class Optimizer {
 
   OptimizeResult run() {
     const std::size_t threshold = options_.split_threshold;
-    if (threshold == 0 || input_.node_count() <= threshold) return unsplit();
+    if (threshold == 0) return whole(run_search(options_.mode, input_, matcher_, model_, options_.search));
+    if (input_.node_count() <= threshold) {
+      SearchResult found = run_search(options_.mode, input_, matcher_, model_, part_options());
+      if (!reached_part_budget(found) || input_.node_count() < 2) return whole(std::move(found));
+      count_work(result_.search, found);
+      ++result_.split.resplit_parts;
+    }
     result_.search.initial_cost = model_.graph_cost(input_);
     Clock::time_point phase = Clock::now();
-    const std::vector<rewrite::Match> matches = with_two_step_matches(input_, matcher_, matcher_.find_all(input_));
-    const Partition partition = split_graph(input_, matches, threshold);
-    result_.split.parts = partition.parts.size();
+    matches_ = with_two_step_matches(input_, matcher_, matcher_.find_all(input_));
+    Partition partition = split_graph(input_, matches_, threshold);
+    if (partition.parts.size() == 1) partition = halves_of(partition.parts.front());
     result_.split.disabled_matches = partition.disabled.size();
-    for (std::size_t j : partition.disabled) logger("search")->debug("cut: {}", rewrite::describe(input_, matches[j]));
-    for (const auto& part : partition.parts) result_.split.largest_part = std::max(result_.split.largest_part, part.size());
+    for (std::size_t j : partition.disabled) logger("search")->debug("cut: {}", rewrite::describe(input_, matches_[j]));
     result_.split.split_seconds = seconds_since(phase);
     phase = Clock::now();
     ir::Graph graph = search_parts(partition);
@@ -162,40 +172,106 @@ class Optimizer {
   }
 
  private:
-  OptimizeResult unsplit() {
-    result_.search = run_search(options_.mode, input_, matcher_, model_, options_.search);
+  /// A part as extracted and what its search found.
+  struct PartSearch {
+    Subgraph part;
+    SearchResult found;
+  };
+
+  /// What became of one part of the partition: its search, or those of the pieces it was split
+  /// into, in topological order; and the work and cuts of splitting it again.
+  struct PartOutcome {
+    std::vector<PartSearch> searches;
+    SearchResult dropped;  ///< Counters of the searches that reached the part budget.
+    std::size_t resplits = 0;
+    std::size_t disabled = 0;
+  };
+
+  /// The result of searching the whole graph as one.
+  OptimizeResult whole(SearchResult found) {
+    result_.search = std::move(found);
     result_.split.largest_part = input_.node_count();
     return std::move(result_);
   }
 
+  /// Each part's search limits: the part budget, and what is left of the time limit.
   SearchOptions part_options() const {
     SearchOptions limits = options_.search;
     limits.time_limit_s = std::max(0.0, options_.search.time_limit_s - seconds_since(start_));
+    if (options_.part_budget > 0) limits.budget = std::min(limits.budget, options_.part_budget);
     return limits;
+  }
+
+  /// Whether a part's search stopped at the part budget (not at the search's own budget).
+  bool reached_part_budget(const SearchResult& found) const {
+    return found.stop == StopReason::kBudget && options_.part_budget > 0 &&
+           options_.part_budget < options_.search.budget;
+  }
+
+  /// `nodes` bisected by a minimum cut, as a partition of two parts.
+  Partition halves_of(const std::vector<ir::NodeId>& nodes) const {
+    Bisection halves = bisect(input_, nodes, matches_);
+    return Partition{{std::move(halves.upstream), std::move(halves.downstream)}, std::move(halves.disabled)};
+  }
+
+  /// Searches the part of `nodes`; when the search reaches the part budget, bisects the part and
+  /// searches the halves instead (recursively), so that no part's search space runs away.
+  void search_part(const std::vector<ir::NodeId>& nodes, PartOutcome& outcome) const {
+    Subgraph part = extract(input_, nodes);
+    SearchResult found = run_search(options_.mode, part.graph, matcher_, model_, part_options());
+    if (!reached_part_budget(found) || nodes.size() < 2) {
+      outcome.searches.push_back({std::move(part), std::move(found)});
+      return;
+    }
+    logger("search")->debug("the part {} .. {} ({} nodes) reached the part budget: searching its halves",
+                            input_.node(nodes.front()).name, input_.node(nodes.back()).name, nodes.size());
+    count_work(outcome.dropped, found);
+    ++outcome.resplits;
+    const Partition halves = halves_of(nodes);
+    outcome.disabled += halves.disabled.size();
+    for (const std::vector<ir::NodeId>& half : halves.parts) search_part(half, outcome);
   }
 
   /// Searches every part (in parallel) and stitches the results in the parts' order.
   ir::Graph search_parts(const Partition& partition) {
-    std::vector<Subgraph> parts;
-    for (const auto& nodes : partition.parts) parts.push_back(extract(input_, nodes));
-    std::vector<SearchResult> found(parts.size());
-    run_parallel(parts.size(), threads_, [&](std::size_t i) {
-      found[i] = run_search(options_.mode, parts[i].graph, matcher_, model_, part_options());
-    });
+    std::vector<PartOutcome> outcomes(partition.parts.size());
+    run_parallel(partition.parts.size(), threads_,
+                 [&](std::size_t i) { search_part(partition.parts[i], outcomes[i]); });
+    std::vector<PartSearch> searches;
+    for (PartOutcome& outcome : outcomes) {
+      count_work(result_.search, outcome.dropped);
+      result_.split.resplit_parts += outcome.resplits;
+      result_.split.disabled_matches += outcome.disabled;
+      for (PartSearch& search : outcome.searches) searches.push_back(std::move(search));
+    }
+    result_.split.parts = searches.size();
+    for (std::size_t i = 0; i < searches.size(); ++i) {
+      const std::vector<ir::NodeId>& nodes = searches[i].part.nodes;
+      result_.split.largest_part = std::max(result_.split.largest_part, nodes.size());
+      logger("search")->debug("part {}: {} nodes, {} .. {}", i, nodes.size(), input_.node(nodes.front()).name,
+                              input_.node(nodes.back()).name);
+    }
+    return stitch_parts(searches);
+  }
+
+  /// The input with every part's result stitched in, in the parts' order.
+  ir::Graph stitch_parts(std::vector<PartSearch>& searches) {
     ir::Graph graph = input_;
     std::unordered_map<ir::ValueId, ir::ValueId> moved;  // input value → value now behind it
-    for (std::size_t i = 0; i < parts.size(); ++i) {
-      accumulate(result_.search, found[i]);
-      for (ir::NodeId id : parts[i].nodes) part_of_[id] = i;
-      if (found[i].steps.empty()) continue;
+    for (std::size_t i = 0; i < searches.size(); ++i) {
+      Subgraph& part = searches[i].part;
+      const SearchResult& found = searches[i].found;
+      accumulate(result_.search, found);
+      for (ir::NodeId id : part.nodes) part_of_[id] = i;
+      if (found.steps.empty()) continue;
       auto follow = [&](ir::ValueId& outer) {
         const auto it = moved.find(outer);
         if (it != moved.end()) outer = it->second;
       };
-      for (ir::ValueId& outer : parts[i].outer_inputs) follow(outer);
-      for (auto& constant : parts[i].outer_constants) follow(constant.second);
-      const Stitched stitched = stitch(graph, parts[i], found[i].best);
-      for (std::size_t k = 0; k < stitched.outputs.size(); ++k) moved[parts[i].outer_outputs[k]] = stitched.outputs[k];
+      for (ir::ValueId& outer : part.outer_inputs) follow(outer);
+      for (auto& constant : part.outer_constants) follow(constant.second);
+      const Stitched stitched = stitch(graph, part, found.best);
+      for (std::size_t k = 0; k < stitched.outputs.size(); ++k) moved[part.outer_outputs[k]] = stitched.outputs[k];
       for (ir::NodeId id : stitched.nodes) part_of_[id] = i;
     }
     return graph;
@@ -272,6 +348,7 @@ class Optimizer {
   const OptimizerOptions& options_;
   const Clock::time_point start_;
   const int threads_;
+  std::vector<rewrite::Match> matches_;  ///< Every match of the input, two-step ones included.
   std::unordered_map<ir::NodeId, std::size_t> part_of_;  ///< Node of the stitched graph → its part.
   OptimizeResult result_;
 };

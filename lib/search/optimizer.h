@@ -36,6 +36,13 @@ struct OptimizerOptions {
   /// Nodes around a seam searched again after stitching, at most this × the threshold; larger
   /// seam regions are left as stitched.
   double seam_region_factor = 2;
+  /// Graphs a part's search (and a seam region's) may expand. A part whose search reaches it is
+  /// bisected again and its halves searched instead: a part's search space grows with the
+  /// relaxed substitutions it holds and with its cost (α's window), not with its node count, so
+  /// a threshold in nodes alone lets a few parts run to the budget. The parts of the benchmark
+  /// models need at most about 2,500 (lib/search/README.md). 0: parts are never split again.
+  /// Unused when the graph is searched whole (split_threshold 0).
+  int64_t part_budget = 5000;
   /// Limits of each part's search (the time limit is for the whole run).
   SearchOptions search;
 };
@@ -45,6 +52,7 @@ struct SplitStats {
   std::size_t parts = 1;
   std::size_t largest_part = 0;     ///< Nodes.
   std::size_t disabled_matches = 0; ///< Matches of the input graph that the cuts disabled.
+  std::size_t resplit_parts = 0;    ///< Parts split again because their search reached the part budget.
   std::size_t seam_regions = 0;     ///< Regions around seams searched again.
   std::size_t seam_steps = 0;       ///< Substitutions found there.
   double split_seconds = 0;

@@ -274,4 +274,28 @@ TEST_CASE("split, search and stitch keep what the graph computes and find the un
   CHECK(serial.search.best.structural_hash() == split.search.best.structural_hash());
 }
 
+TEST_CASE("a part whose search reaches the part budget is split again, and the result computes the same",
+          "[search][split]") {
+  const ir::Graph graph = resnet_chain(4);  // 20 nodes: under the threshold, searched as one part first
+  const cost::AnalyticalModel& model = testing::v100();
+  search::OptimizerOptions whole;
+  whole.split_threshold = 0;
+  const search::OptimizeResult unsplit = search::optimize(graph, testing::shipped_matcher(), model, whole);
+  search::OptimizerOptions options;
+  options.part_budget = 20;
+  const search::OptimizeResult split = search::optimize(graph, testing::shipped_matcher(), model, options);
+  INFO(split.split.parts << " parts, " << split.split.resplit_parts << " split again");
+  CHECK(split.split.resplit_parts > 0);
+  CHECK(split.split.parts > 1);
+  CHECK(split.search.stop == search::StopReason::kExhausted);
+  CHECK(split.search.best_cost.time_ms < split.search.initial_cost.time_ms);
+  CHECK(split.search.best_cost.time_ms <= unsplit.search.best_cost.time_ms * (1 + 1e-9));
+  CHECK(runtime::check_equivalent(graph, split.search.best).passed());
+
+  options.part_budget = 0;  // never split again: one search of the whole graph, at the full budget
+  const search::OptimizeResult one_part = search::optimize(graph, testing::shipped_matcher(), model, options);
+  CHECK(one_part.split.parts == 1);
+  CHECK(one_part.split.resplit_parts == 0);
+}
+
 }  // namespace graphsub
