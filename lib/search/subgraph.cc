@@ -108,7 +108,12 @@ class Stitcher {
   Stitcher(ir::Graph& graph, const Subgraph& part, const ir::Graph& optimized)
       : graph_(graph), part_(part), optimized_(optimized) {
     for (std::size_t i = 0; i < part.outer_inputs.size(); ++i) outer_[optimized.inputs()[i]] = part.outer_inputs[i];
-    outer_.insert(part.outer_constants.begin(), part.outer_constants.end());
+    // A folded value copied into the part maps back to the outer one while that still exists;
+    // an earlier stitch may have removed it (another part rewrote the folded nodes that read
+    // it), and then the part's copy of its computation goes in.
+    for (const auto& [inner, outer] : part.outer_constants) {
+      if (graph.has_value(outer)) outer_[inner] = outer;
+    }
   }
 
   Stitched run() {
@@ -118,7 +123,7 @@ class Stitcher {
       const ir::Node& node = optimized_.node(id);
       // A folded node copied in from outside and kept as it was: the outer one still computes it.
       const bool outside = std::all_of(node.outputs.begin(), node.outputs.end(),
-                                       [&](ir::ValueId output) { return part_.outer_constants.count(output) != 0; });
+                                       [&](ir::ValueId output) { return outer_.count(output) != 0; });
       if (!outside) added.push_back(copy_node(node));
     }
     Stitched stitched;

@@ -234,6 +234,35 @@ TEST_CASE("a part reading a folded weight computed outside it gets its own copy 
   CHECK(runtime::check_equivalent(graph, stitched).passed());
 }
 
+TEST_CASE("a part whose folded weight an earlier stitch removed gets the computation back", "[search][split]") {
+  // x -> conv(x, w * s) as above; then, before this part is stitched, another part's rewrite
+  // replaces the outer Mul (here: by an equal copy), so the value the part's copy stood for is
+  // gone. A TransformerEncoder export hit this: the part's kernel read a removed value.
+  ir::Graph graph;
+  const ir::ValueId x = graph.add_input("x", testing::float_type({1, 4, 6, 6}));
+  const ir::ValueId w = graph.add_weight({}, ir::share(testing::random_tensor({4, 4, 3, 3}, 7)));
+  const ir::ValueId s = graph.add_weight({}, ir::share(testing::random_tensor({4, 1, 1, 1}, 8)));
+  const ir::NodeId scale = add_canonical(graph, ir::OpKind::kMul, {w, s});
+  ir::Attributes attrs;
+  attrs.set("kernel_shape", std::vector<int64_t>{3, 3});
+  attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  const ir::NodeId conv = add_canonical(graph, ir::OpKind::kConv, {x, out(graph, scale)}, attrs);
+  const ir::ValueId y = out(graph, conv);
+  graph.set_name(y, "y");
+  graph.set_outputs({y});
+  const search::Subgraph part = search::extract(graph, {conv});
+  REQUIRE(part.outer_constants.size() == 1);
+
+  ir::Graph stitched = graph;
+  const ir::ValueId replacement = out(stitched, add_canonical(stitched, ir::OpKind::kMul, {w, s}));
+  stitched.replace_all_uses(out(graph, scale), replacement);
+  stitched.remove_dead_nodes();
+  REQUIRE_FALSE(stitched.has_value(out(graph, scale)));
+  search::stitch(stitched, part, part.graph);
+  CHECK(stitched.node_count() == graph.node_count());
+  CHECK(runtime::check_equivalent(graph, stitched).passed());
+}
+
 TEST_CASE("a part taken out and stitched back unchanged computes the same", "[search][split]") {
   const ir::Graph graph = resnet_chain(4);
   const search::Partition partition = search::split_graph(graph, testing::shipped_matcher().find_all(graph), 6);
