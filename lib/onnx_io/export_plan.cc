@@ -1,8 +1,11 @@
 // Folding weight-only nodes and finding the nodes the graph outputs need.
 #include "onnx_io/export_plan.h"
 
+#include <algorithm>
+
 #include "ir/error.h"
 #include "ir/log.h"
+#include "onnx_io/onnx_io.h"
 #include "ops/registry.h"
 #include "runtime/cpu_executor.h"
 
@@ -82,6 +85,21 @@ ExportPlan plan_export(const ir::Graph& graph) {
   for (ir::NodeId id : *order) try_fold(graph, id, plan);
   select_nodes(graph, *order, plan);
   return plan;
+}
+
+ir::Graph fold_weight_nodes(const ir::Graph& graph) {
+  const ExportPlan plan = plan_export(graph);
+  const std::vector<ir::ValueId>& returned = graph.outputs();
+  ir::Graph folded = graph;
+  for (ir::NodeId id : graph.node_ids()) {
+    if (!is_folded(plan, graph.node(id))) continue;
+    for (ir::ValueId output : graph.node(id).outputs) {
+      if (!plan.folded[output] || std::find(returned.begin(), returned.end(), output) != returned.end()) continue;
+      folded.replace_all_uses(output, folded.add_weight(graph.value(output).name, plan.folded[output]));
+    }
+  }
+  folded.remove_dead_nodes();
+  return folded;
 }
 
 }  // namespace graphsub::onnx_io

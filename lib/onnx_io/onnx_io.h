@@ -42,6 +42,13 @@ struct ImportOptions {
 ir::Graph import_model(const std::string& path, const ImportOptions& options = {},
                        ImportStats* stats = nullptr);
 
+/// The graph with its weight-only nodes computed, as export would: each value a weight-only node
+/// computes (with the reference kernels) becomes a weight, and the nodes go. Graph outputs stay
+/// computed. `graphsub optimize` searches from this graph, so rules see weights as weights (an
+/// `Add(x, Identity(zeros))` is an add of zero) and no search spends itself rewriting nodes that
+/// export folds anyway.
+ir::Graph fold_weight_nodes(const ir::Graph& graph);
+
 /// Options of export.
 struct ExportOptions {
   /// Write weights larger than this many bytes to "<out>.data" beside the model (0: never, unless

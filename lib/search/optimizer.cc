@@ -16,6 +16,7 @@
 #include "ir/log.h"
 #include "search/exhaustive.h"
 #include "search/sampling.h"
+#include "search/search_state.h"
 #include "search/split.h"
 #include "search/subgraph.h"
 
@@ -156,7 +157,7 @@ class Optimizer {
     }
     result_.search.initial_cost = model_.graph_cost(input_);
     Clock::time_point phase = Clock::now();
-    matches_ = with_two_step_matches(input_, matcher_, matcher_.find_all(input_));
+    matches_ = with_two_step_matches(input_, matcher_, without_weight_only(input_, matcher_.find_all(input_)));
     Partition partition = split_graph(input_, matches_, threshold);
     if (partition.parts.size() == 1) partition = halves_of(partition.parts.front());
     result_.split.disabled_matches = partition.disabled.size();
@@ -301,7 +302,7 @@ class Optimizer {
   /// Searches the convex region around each cluster of seam-crossing matches and stitches it;
   /// the nodes a region gains get a label of their own. Returns whether anything changed.
   bool search_seam_round(ir::Graph& graph, int round, std::size_t& next_label) {
-    const std::vector<rewrite::Match> matches = matcher_.find_all(graph);
+    const std::vector<rewrite::Match> matches = without_weight_only(graph, matcher_.find_all(graph));
     const auto limit = static_cast<std::size_t>(options_.seam_region_factor * static_cast<double>(options_.split_threshold));
     bool changed = false;
     for (const std::vector<ir::NodeId>& cluster : seam_clusters(matches)) {

@@ -15,6 +15,16 @@ std::size_t running_nodes(const ir::Graph& graph) {
   return graph.node_count() - static_cast<std::size_t>(std::count(folded.begin(), folded.end(), true));
 }
 
+std::vector<rewrite::Match> without_weight_only(const ir::Graph& graph, std::vector<rewrite::Match> matches) {
+  const std::vector<bool> folded = ops::folded_nodes(graph);
+  auto weight_only = [&](const rewrite::Match& match) {
+    return std::all_of(match.nodes.begin(), match.nodes.end(),
+                       [&](ir::NodeId id) { return folded[static_cast<std::size_t>(id)]; });
+  };
+  matches.erase(std::remove_if(matches.begin(), matches.end(), weight_only), matches.end());
+  return matches;
+}
+
 bool clearly_less(double a, double b) {
   if (!(a < b)) return false;
   return std::isinf(b) || a < b - 1e-12 * std::max(b, 1e-300);
@@ -47,12 +57,12 @@ std::optional<StopReason> SearchState::limit_reached() const {
 
 std::vector<rewrite::Match> SearchState::matches(const ir::Graph& graph) {
   ++result_.expanded;
-  return matcher_.find_all(graph);
+  return without_weight_only(graph, matcher_.find_all(graph));
 }
 
 std::vector<rewrite::Match> SearchState::matches_touching(const ir::Graph& graph,
                                                           const std::vector<ir::NodeId>& nodes) const {
-  return matcher_.find_touching(graph, nodes);
+  return without_weight_only(graph, matcher_.find_touching(graph, nodes));
 }
 
 std::optional<ir::Graph> SearchState::apply(const ir::Graph& graph, const rewrite::Match& match) {

@@ -22,6 +22,12 @@ namespace graphsub::search {
 /// Nodes that will run: live nodes less those export folds into weights.
 std::size_t running_nodes(const ir::Graph& graph);
 
+/// `matches` less those whose every node is computed from weights alone. Rewriting such nodes
+/// changes nothing that runs (export folds them either way, and they cost nothing), yet each
+/// result is a new graph: a PyTorch export's k Identity nodes on weights made 2^k graphs of
+/// equal cost, which filled a part's search.
+std::vector<rewrite::Match> without_weight_only(const ir::Graph& graph, std::vector<rewrite::Match> matches);
+
 /// True when `a` is below `b` by more than rounding (a relative 1e-12): a cost that is only
 /// summed in another order is not cheaper.
 bool clearly_less(double a, double b);

@@ -7,6 +7,7 @@
 
 #include "rewrite/rewriter.h"
 #include "search/max_flow.h"
+#include "search/search_state.h"
 
 namespace graphsub::search {
 namespace {
@@ -154,7 +155,7 @@ std::vector<rewrite::Match> with_two_step_matches(const ir::Graph& graph, const 
     for (ir::NodeId id = fresh_from; id < next->node_capacity(); ++id) {
       if (next->has_node(id)) made.push_back(id);
     }
-    for (rewrite::Match& enabled : matcher.find_touching(*next, made)) {
+    for (rewrite::Match& enabled : without_weight_only(*next, matcher.find_touching(*next, made))) {
       std::vector<ir::NodeId> used = matches[i].nodes;
       for (ir::NodeId id : enabled.nodes) {
         if (id < fresh_from) used.push_back(id);

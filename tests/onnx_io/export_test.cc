@@ -126,6 +126,30 @@ TEST_CASE("weight-only nodes are folded into initializers", "[onnx_io]") {
   require_same_results(graph, exported, {2, 4});
 }
 
+TEST_CASE("fold_weight_nodes computes weight-only nodes into weights, as export folds them", "[onnx_io]") {
+  // y = x + Identity(zeros); z = Transpose(w), also a graph output, stays computed.
+  ir::Graph graph;
+  const ir::ValueId x = graph.add_input("x", testing::float_type({2, 3}));
+  const ir::ValueId zeros = graph.add_weight("zeros", ir::share(ir::Tensor(ir::DataType::kFloat, {2, 3})));
+  const ir::ValueId w = graph.add_weight("w", ir::share(testing::random_tensor({3, 2}, 5)));
+  const ir::ValueId copy = graph.node(testing::add_inferred(graph, ir::OpKind::kIdentity, {zeros})).outputs[0];
+  const ir::ValueId y = graph.node(testing::add_inferred(graph, ir::OpKind::kAdd, {x, copy})).outputs[0];
+  ir::Attributes perm;
+  perm.set("perm", std::vector<int64_t>{1, 0});
+  const ir::ValueId z = graph.node(testing::add_inferred(graph, ir::OpKind::kTranspose, {w}, perm)).outputs[0];
+  graph.set_name(y, "y");
+  graph.set_name(z, "z");
+  graph.set_outputs({y, z});
+
+  const ir::Graph folded = onnx_io::fold_weight_nodes(graph);
+  REQUIRE(op_names(folded) == std::vector<std::string>{"Add", "Transpose"});
+  const ir::Node& add = folded.node(folded.value(folded.outputs()[0]).producer);
+  CHECK(folded.value(add.inputs[1]).kind == ir::ValueKind::kWeight);
+  CHECK(folded.value(add.inputs[1]).data->data<float>()[4] == 0.0f);
+  CHECK(folded.outputs() == graph.outputs());
+  require_same_results(graph, folded, {2, 3});
+}
+
 TEST_CASE("graphsub's constant ops are always folded", "[onnx_io]") {
   ir::Graph graph;
   ir::Attributes attrs;
