@@ -203,29 +203,45 @@ TEST_CASE("two-step matches keep a conv, its batch norm and its relu on one side
   for (const auto& part : partition.parts) CHECK(part.size() % 3 == 0);  // whole triples only
 }
 
-TEST_CASE("a part reading a folded weight computed outside it gets its own copy of that computation", "[search][split]") {
-  // x -> conv(x, w * s): the kernel is computed from weights alone, by a node outside the part.
+namespace {
+
+/// x -> relu(conv(x, w * s)): the kernel is computed from weights alone, by a Mul node.
+struct ScaledKernelConv {
   ir::Graph graph;
-  const ir::ValueId x = graph.add_input("x", testing::float_type({1, 4, 6, 6}));
-  const ir::ValueId w = graph.add_weight({}, ir::share(testing::random_tensor({4, 4, 3, 3}, 7)));
-  const ir::ValueId s = graph.add_weight({}, ir::share(testing::random_tensor({4, 1, 1, 1}, 8)));
-  const ir::NodeId scale = add_canonical(graph, ir::OpKind::kMul, {w, s});
+  ir::ValueId x, w, s;
+  ir::NodeId scale, conv;
+};
+
+ScaledKernelConv scaled_kernel_conv() {
+  ScaledKernelConv c;
+  ir::Graph& graph = c.graph;
+  c.x = graph.add_input("x", testing::float_type({1, 4, 6, 6}));
+  c.w = graph.add_weight({}, ir::share(testing::random_tensor({4, 4, 3, 3}, 7)));
+  c.s = graph.add_weight({}, ir::share(testing::random_tensor({4, 1, 1, 1}, 8)));
+  c.scale = add_canonical(graph, ir::OpKind::kMul, {c.w, c.s});
   ir::Attributes attrs;
   attrs.set("kernel_shape", std::vector<int64_t>{3, 3});
   attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
-  const ir::NodeId conv = add_canonical(graph, ir::OpKind::kConv, {x, out(graph, scale)}, attrs);
-  const ir::ValueId y = out(graph, add_canonical(graph, ir::OpKind::kRelu, {out(graph, conv)}));
+  c.conv = add_canonical(graph, ir::OpKind::kConv, {c.x, out(graph, c.scale)}, attrs);
+  const ir::ValueId y = out(graph, add_canonical(graph, ir::OpKind::kRelu, {out(graph, c.conv)}));
   graph.set_name(y, "y");
   graph.set_outputs({y});
+  return c;
+}
 
-  const search::Subgraph part = search::extract(graph, {conv});
-  CHECK(part.outer_inputs == std::vector<ir::ValueId>{x});  // the kernel is not an input
+}  // namespace
+
+TEST_CASE("a part reading a folded weight computed outside it gets its own copy of that computation", "[search][split]") {
+  const ScaledKernelConv c = scaled_kernel_conv();
+  const ir::Graph& graph = c.graph;
+  const search::Subgraph part = search::extract(graph, {c.conv});
+  CHECK(part.outer_inputs == std::vector<ir::ValueId>{c.x});  // the kernel is not an input
   CHECK(part.graph.node_count() == 2);
   CHECK(part.outer_constants.size() == 1);
   const std::vector<bool> folded = ops::folded_nodes(part.graph);
   CHECK(std::count(folded.begin(), folded.end(), true) == 1);
   // The copy is folded, so the part costs what its conv costs in the whole graph.
-  CHECK(testing::v100().graph_cost(part.graph).time_ms == testing::v100().node_cost(graph, conv).time_ms);
+  CHECK(testing::v100().graph_cost(part.graph).time_ms == testing::v100().node_cost(graph, c.conv).time_ms);
 
   ir::Graph stitched = graph;
   search::stitch(stitched, part, part.graph);
@@ -235,29 +251,19 @@ TEST_CASE("a part reading a folded weight computed outside it gets its own copy 
 }
 
 TEST_CASE("a part whose folded weight an earlier stitch removed gets the computation back", "[search][split]") {
-  // x -> conv(x, w * s) as above; then, before this part is stitched, another part's rewrite
-  // replaces the outer Mul (here: by an equal copy), so the value the part's copy stood for is
-  // gone. A TransformerEncoder export hit this: the part's kernel read a removed value.
-  ir::Graph graph;
-  const ir::ValueId x = graph.add_input("x", testing::float_type({1, 4, 6, 6}));
-  const ir::ValueId w = graph.add_weight({}, ir::share(testing::random_tensor({4, 4, 3, 3}, 7)));
-  const ir::ValueId s = graph.add_weight({}, ir::share(testing::random_tensor({4, 1, 1, 1}, 8)));
-  const ir::NodeId scale = add_canonical(graph, ir::OpKind::kMul, {w, s});
-  ir::Attributes attrs;
-  attrs.set("kernel_shape", std::vector<int64_t>{3, 3});
-  attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
-  const ir::NodeId conv = add_canonical(graph, ir::OpKind::kConv, {x, out(graph, scale)}, attrs);
-  const ir::ValueId y = out(graph, conv);
-  graph.set_name(y, "y");
-  graph.set_outputs({y});
-  const search::Subgraph part = search::extract(graph, {conv});
+  // Before the conv's part is stitched, another part's rewrite replaces the outer Mul (here: by
+  // an equal copy), so the value the part's copy stood for is gone. A TransformerEncoder export
+  // hit this: the part's kernel read a removed value.
+  const ScaledKernelConv c = scaled_kernel_conv();
+  const ir::Graph& graph = c.graph;
+  const search::Subgraph part = search::extract(graph, {c.conv});
   REQUIRE(part.outer_constants.size() == 1);
 
   ir::Graph stitched = graph;
-  const ir::ValueId replacement = out(stitched, add_canonical(stitched, ir::OpKind::kMul, {w, s}));
-  stitched.replace_all_uses(out(graph, scale), replacement);
+  const ir::ValueId replacement = out(stitched, add_canonical(stitched, ir::OpKind::kMul, {c.w, c.s}));
+  stitched.replace_all_uses(out(graph, c.scale), replacement);
   stitched.remove_dead_nodes();
-  REQUIRE_FALSE(stitched.has_value(out(graph, scale)));
+  REQUIRE_FALSE(stitched.has_value(out(graph, c.scale)));
   search::stitch(stitched, part, part.graph);
   CHECK(stitched.node_count() == graph.node_count());
   CHECK(runtime::check_equivalent(graph, stitched).passed());
