@@ -120,7 +120,8 @@ def row_of(model, mode, report, seconds, peak_mb):
     row.update({"nodes": report["nodes_before"], "cost_before_ms": round(before, 4), "cost_after_ms": round(after, 4),
                 "ratio": round(before / after, 3) if after > 0 else None,
                 "search_seconds": round(report["seconds"]["search"], 2), "stop": search["stop_reason"],
-                "parts": search["split"]["parts"], "steps": len(search["substitutions"])})
+                "parts": search["split"]["parts"], "resplit_parts": search["split"].get("resplit_parts", 0),
+                "steps": len(search["substitutions"])})
     if "ort_max_abs_diff" in report:
         row["ort_max_abs_diff"] = report["ort_max_abs_diff"]
     return row
@@ -128,7 +129,7 @@ def row_of(model, mode, report, seconds, peak_mb):
 
 def print_header():
     header = f"{'model':14} {'mode':16} {'nodes':>5} {'cost before':>11} {'cost after':>10} {'ratio':>6} " \
-             f"{'search s':>8} {'total s':>7} {'peak MB':>7} {'parts':>5}  stop"
+             f"{'search s':>8} {'total s':>7} {'peak MB':>7} {'parts':>7}  stop"
     print(header, flush=True)
     print("-" * len(header), flush=True)
 
@@ -137,9 +138,11 @@ def print_row(r):
     if "error" in r:
         print(f"{r['model']:14} {r['mode']:16} error: {r['error']}", flush=True)
         return
+    parts = f"{r['parts']}" + (f" ({r['resplit_parts']})" if r["resplit_parts"] else "")  # (parts split again)
+    ort_diff = f"  ort diff {r['ort_max_abs_diff']:.1e}" if "ort_max_abs_diff" in r else ""
     print(f"{r['model']:14} {r['mode']:16} {r['nodes']:5} {r['cost_before_ms']:11.4f} {r['cost_after_ms']:10.4f} "
-          f"{r['ratio']:6.3f} {r['search_seconds']:8.2f} {r['seconds']:7.2f} {r['peak_mb']:7} {r['parts']:5}  "
-          f"{r['stop']:10}" + (f"  ort diff {r['ort_max_abs_diff']:.1e}" if "ort_max_abs_diff" in r else ""), flush=True)
+          f"{r['ratio']:6.3f} {r['search_seconds']:8.2f} {r['seconds']:7.2f} {r['peak_mb']:7} {parts:>7}  "
+          f"{r['stop']:10}{ort_diff}", flush=True)
 
 
 def best_by_model(rows):
