@@ -92,10 +92,13 @@ class SearchState {
   void offer(const Reached& reached);
 
   /// Expands `from`: applies each of its matches in order and, for each graph not seen before,
-  /// offers it as the best and then passes it to `visit(Reached&&)`.
+  /// offers it as the best and then passes it to `visit(Reached&&)`. Stops early when the time
+  /// limit passes (one expansion of a large graph takes a good fraction of a second), so the
+  /// caller's next limit_reached() ends the search near the limit.
   template <typename Visit>
   void expand(const Reached& from, Visit&& visit) {
     for (const rewrite::Match& match : matches(from.graph)) {
+      if (elapsed_s() >= options_.time_limit_s) return;
       std::optional<ir::Graph> next = apply(from.graph, match);
       if (!next || !first_visit(*next)) continue;
       Reached reached = reach(from, match, std::move(*next));
