@@ -194,8 +194,11 @@ def main():
     summary = best_by_model([r for r in rows if r["model"] in args.models])
     print("\nmodel          best mode         best ms    default ms  default over best")
     for model, entry in summary.items():
-        print(f"{model:14} {entry['best_mode']:16} {entry['best_ms']:9.4f} {entry.get('default_ms', float('nan')):12.4f}"
-              f"  {100 * entry.get('default_over_best', float('nan')):6.2f} %")
+        if "default_ms" in entry:
+            default = f"{entry['default_ms']:12.4f}  {100 * entry['default_over_best']:6.2f} %"
+        else:
+            default = f"{'not run':>12}"
+        print(f"{model:14} {entry['best_mode']:16} {entry['best_ms']:9.4f} {default}")
     with open(args.json, "w") as file:
         json.dump({"rows": rows, "summary": summary}, file, indent=1)
     print(f"\nwrote {args.json}")
