@@ -288,6 +288,9 @@ Command setup_optimize(CLI::App& app) {
   sub->add_option("--exploration-depth", options->optimizer.search.exploration_depth,
                   "Sampling: eta, most successive cost-increasing steps")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
+  sub->add_option("--max-length", options->optimizer.search.max_length,
+                  "Sampling: K, most substitutions from the input to a result")
+      ->capture_default_str()->check(CLI::PositiveNumber);
   sub->add_option("--alpha", options->optimizer.search.alpha, "Keep candidates costing under alpha x the best")
       ->capture_default_str()->check(CLI::Range(1.0, 100.0));
   sub->add_option("--budget", options->optimizer.search.budget, "Most candidate graphs to expand")

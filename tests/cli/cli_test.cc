@@ -181,6 +181,13 @@ TEST_CASE("search options are checked and take effect", "[cli]") {
   std::ofstream(rules) << read_file(fs::path(GRAPHSUB_SOURCE_DIR) / "rules" / "fusion.rules");
   REQUIRE(graphsub(base + " --rules " + rules.string() + " --budget 1 --report " + report.string()).status == 0);
   CHECK(read_file(report).find("\"stop_reason\": \"budget\"") != std::string::npos);
+  // Sampling's K: one step allowed where the model takes two (fold the batch norm, fuse the Relu).
+  CHECK(graphsub(base + " --search sampling --max-length 0").status == 2);
+  REQUIRE(graphsub(base + " --search sampling --max-length 1 --check 1 --report " + report.string()).status == 0);
+  const std::string sampled = read_file(report);
+  CHECK(sampled.find("\"stop_reason\": \"length-limit\"") != std::string::npos);
+  CHECK(sampled.find("\"rule\": \"fold-conv-bias-batchnorm\"") != std::string::npos);
+  CHECK(sampled.find("\"rule\": \"fuse-conv-bias-relu\"") == std::string::npos);
 }
 
 TEST_CASE("unknown operators pass through untouched", "[cli]") {
