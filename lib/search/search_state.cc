@@ -51,7 +51,7 @@ Reached SearchState::input() const { return Reached{input_, result_.initial_cost
 
 std::optional<StopReason> SearchState::limit_reached() const {
   if (result_.expanded >= options_.budget) return StopReason::kBudget;
-  if (elapsed_s() >= options_.time_limit_s) return StopReason::kTimeLimit;
+  if (past_time_limit()) return StopReason::kTimeLimit;
   return std::nullopt;
 }
 

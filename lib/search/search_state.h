@@ -98,7 +98,7 @@ class SearchState {
   template <typename Visit>
   void expand(const Reached& from, Visit&& visit) {
     for (const rewrite::Match& match : matches(from.graph)) {
-      if (elapsed_s() >= options_.time_limit_s) return;
+      if (past_time_limit()) return;
       std::optional<ir::Graph> next = apply(from.graph, match);
       if (!next || !first_visit(*next)) continue;
       Reached reached = reach(from, match, std::move(*next));
@@ -116,6 +116,7 @@ class SearchState {
 
  private:
   double elapsed_s() const;
+  bool past_time_limit() const { return elapsed_s() >= options_.time_limit_s; }
 
   const rewrite::Matcher& matcher_;
   const cost::CostModel& model_;
