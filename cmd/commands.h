@@ -16,6 +16,9 @@ struct Command {
 /// `graphsub optimize IN -o OUT`: import, optimize, export, optionally check numerically.
 Command setup_optimize(CLI::App& app);
 
+/// `graphsub bench A [B]`: time a model, or compare two, in the measured target.
+Command setup_bench(CLI::App& app);
+
 /// `graphsub inspect IN`: what the model holds and what graphsub models of it.
 Command setup_inspect(CLI::App& app);
 

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", verbosity, "More log output on stderr (-vv: debug)");
   app.add_flag_callback("-q,--quiet", [&] { verbosity = -1; }, "Only errors on stderr");
   const std::vector<graphsub::cmd::Command> commands = {graphsub::cmd::setup_optimize(app),
+                                                        graphsub::cmd::setup_bench(app),
                                                         graphsub::cmd::setup_inspect(app),
                                                         graphsub::cmd::setup_models(app)};
   try {

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Every benchmark model through every search mode of `graphsub optimize`, side by side.
 
-For each model (models/README.md) and mode it runs `graphsub optimize` as a user would, in its own
-process, and reads from its --report the estimated cost before and after and the stop reason; the
+For each model (models/README.md) and mode it runs `graphsub optimize --target v100` (the papers'
+setting: graphs ranked by the analytical V100 estimate, nothing measured) in its own process, and
+reads from its --report the estimated cost before and after and the stop reason; the
 wall time and the peak resident memory (ru_maxrss of that process) are measured here. Modes:
 
   backtrack-whole  backtracking on the whole graph (--split-threshold 0) at alpha 1.05: TASO's search
@@ -75,7 +76,7 @@ def run_optimize(graphsub, model, flags, time_limit, ort_check=False):
     With ort_check the report gains "ort_max_abs_diff", measured after the timing."""
     with tempfile.TemporaryDirectory() as scratch:
         out, report = os.path.join(scratch, "out.onnx"), os.path.join(scratch, "report.json")
-        command = [graphsub, "-q", "optimize", model, "-o", out, "--report", report,
+        command = [graphsub, "-q", "optimize", model, "-o", out, "--report", report, "--target", "v100",
                    "--time-limit", str(time_limit), *flags]
         start = time.perf_counter()
         child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -3,39 +3,69 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "cost/analytical_model.h"
 #include "cost/cost_cache.h"
 
 namespace graphsub::cost {
 
-/// Looks each node's op_signature up in a CostCache for one backend. A hit takes time_ms from the
-/// cache (the measured mean) and FLOPs, bytes and launches from node_work; a miss is estimated by
-/// an AnalyticalModel of the fallback device and counted. Collage and TASO (§5) cost a graph the
-/// same way, as the sum of measured operator times.
+/// A node the cache held no time for, as the search met it: the graph it was in (a copy costs
+/// two vectors of pointers) and its id, so that a profiler can measure it later.
+struct Miss {
+  std::string signature;
+  ir::Graph graph;
+  ir::NodeId node = 0;
+};
+
+/// Looks each node's op_signature (symbolic dims at the given sizes) up in a CostCache for one
+/// backend. A hit takes time_ms from the cache (the measured median) and FLOPs, bytes and
+/// launches from node_work; a miss, or an entry that records a failed measurement, is estimated by
+/// an AnalyticalModel of the fallback device. Collage and TASO (§5) cost a graph the same way, as
+/// the sum of measured operator times.
+///
+/// The cache is referenced, not copied: its owner adds measurements between searches (never
+/// during one). Misses of modelled nodes are remembered once per signature, so that the caller
+/// can measure them and search again (take_misses); opaque nodes are always estimated, as they
+/// pass through every candidate unchanged.
 class CachedModel : public CostModel {
  public:
-  CachedModel(CostCache cache, std::string backend, DeviceSpec fallback)
-      : cache_(std::move(cache)), backend_(std::move(backend)), fallback_(std::move(fallback)) {}
+  CachedModel(const CostCache& cache, std::string backend, DeviceSpec fallback, DimSizes sizes = {})
+      : cache_(cache), backend_(std::move(backend)), fallback_(std::move(fallback)), sizes_(std::move(sizes)) {}
 
   Cost node_cost(const ir::Graph& graph, ir::NodeId id) const override;
 
   const CostCache& cache() const { return cache_; }
   const std::string& backend() const { return backend_; }
   const AnalyticalModel& fallback() const { return fallback_; }
-  /// Lookups answered by the cache, and lookups that fell back, since construction. Atomic
-  /// counters: node_cost runs in the search's threads; the report shows both.
+  const DimSizes& sizes() const { return sizes_; }
+  /// Lookups answered by the cache, and lookups that fell back to the estimate, since
+  /// construction. Atomic counters: node_cost runs in the search's threads.
   int64_t hits() const { return hits_.load(std::memory_order_relaxed); }
   int64_t misses() const { return misses_.load(std::memory_order_relaxed); }
 
+  /// True when some modelled signature missed since the last take_misses.
+  bool pending_misses() const;
+
+  /// The distinct modelled signatures that missed since the last call, sorted by signature, each
+  /// with the first node met. Not safe alongside node_cost.
+  std::vector<Miss> take_misses();
+
  private:
-  CostCache cache_;
+  void remember(const std::string& signature, const ir::Graph& graph, ir::NodeId id) const;
+
+  const CostCache& cache_;
   std::string backend_;
   AnalyticalModel fallback_;
+  DimSizes sizes_;
   mutable std::atomic<int64_t> hits_{0};
   mutable std::atomic<int64_t> misses_{0};
+  mutable std::mutex mutex_;
+  mutable std::map<std::string, Miss> missed_;
 };
 
 }  // namespace graphsub::cost

@@ -40,20 +40,31 @@ double time_member(const Json& object, const char* key) {
   return value;
 }
 
-CacheHeader header_from(const Json& root) {
-  CacheHeader header{string_member(root, "device"), string_member(root, "driver"), {}};
-  for (const auto& [name, version] : member(root, "libraries", &Json::is_object, "an object").items()) {
-    if (!version.is_string()) throw Error("the version of library '" + name + "' is not a string");
-    header.libraries[name] = version.get<std::string>();
+std::map<std::string, std::string> strings_member(const Json& root, const char* key) {
+  std::map<std::string, std::string> strings;
+  for (const auto& [name, value] : member(root, key, &Json::is_object, "an object").items()) {
+    if (!value.is_string()) throw Error(std::string("field '") + key + "." + name + "' is not a string");
+    strings[name] = value.get<std::string>();
   }
-  return header;
+  return strings;
+}
+
+CacheHeader header_from(const Json& root) {
+  return CacheHeader{string_member(root, "target"), string_member(root, "device"), string_member(root, "driver"),
+                     strings_member(root, "libraries"), strings_member(root, "settings")};
 }
 
 CacheEntry entry_from(const Json& item) {
   if (!item.is_object()) throw Error("an entry is not an object");
-  CacheEntry entry{string_member(item, "signature"), string_member(item, "backend"),
-                   time_member(item, "mean_ms"), time_member(item, "std_ms"),
-                   member(item, "runs", &Json::is_number_integer, "an integer").get<int64_t>()};
+  CacheEntry entry{string_member(item, "signature"), string_member(item, "backend"), 0, 0, 0, {}};
+  if (item.contains("error")) {
+    entry.error = string_member(item, "error");
+    if (entry.error.empty()) throw Error("entry '" + entry.signature + "' has an empty error");
+    return entry;
+  }
+  entry.median_ms = time_member(item, "median_ms");
+  entry.std_ms = time_member(item, "std_ms");
+  entry.runs = member(item, "runs", &Json::is_number_integer, "an integer").get<int64_t>();
   if (entry.runs < 1) throw Error("entry '" + entry.signature + "' has no runs");
   return entry;
 }
@@ -90,21 +101,29 @@ Json parse_file(const std::string& path) {
   }
 }
 
+OrderedJson entry_json(const CacheEntry& entry) {
+  OrderedJson item{{"signature", entry.signature}, {"backend", entry.backend}};
+  if (entry.failed()) {
+    item["error"] = entry.error;
+    return item;
+  }
+  item["median_ms"] = entry.median_ms;
+  item["std_ms"] = entry.std_ms;
+  item["runs"] = entry.runs;
+  return item;
+}
+
 OrderedJson to_json(const CostCache& cache) {
+  const CacheHeader& header = cache.header();
   OrderedJson root;
   root["schema_version"] = CostCache::kSchemaVersion;
-  root["device"] = cache.header().device;
-  root["driver"] = cache.header().driver;
-  root["libraries"] = OrderedJson::object();
-  for (const auto& [name, version] : cache.header().libraries) root["libraries"][name] = version;
+  root["target"] = header.target;
+  root["device"] = header.device;
+  root["driver"] = header.driver;
+  root["libraries"] = OrderedJson(header.libraries);
+  root["settings"] = OrderedJson(header.settings);
   root["entries"] = OrderedJson::array();
-  for (const CacheEntry& entry : cache.entries()) {
-    root["entries"].push_back(OrderedJson{{"signature", entry.signature},
-                                          {"backend", entry.backend},
-                                          {"mean_ms", entry.mean_ms},
-                                          {"std_ms", entry.std_ms},
-                                          {"runs", entry.runs}});
-  }
+  for (const CacheEntry& entry : cache.entries()) root["entries"].push_back(entry_json(entry));
   return root;
 }
 
@@ -128,6 +147,12 @@ void write_atomically(const std::string& path, const std::string& text) {
   }
 }
 
+std::string hex64(uint64_t value) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(value));
+  return hex;
+}
+
 std::string op_name(const ir::Node& node) {
   if (node.op != ir::OpKind::kOpaque) return ops::kind_name(node.op);
   const ir::OpaqueInfo& info = *node.opaque;
@@ -136,10 +161,7 @@ std::string op_name(const ir::Node& node) {
 
 std::string attributes_text(const ir::Node& node) {
   if (node.op == ir::OpKind::kOpaque) {
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx",
-                  static_cast<unsigned long long>(ir::hash_string(ir::kHashSeed, node.opaque->onnx_node)));
-    return std::string("onnx_node=") + hex;
+    return "onnx_node=" + hex64(ir::hash_string(ir::kHashSeed, node.opaque->onnx_node));
   }
   std::string text;
   for (const auto& [name, value] : node.attrs.items()) {
@@ -148,11 +170,27 @@ std::string attributes_text(const ir::Node& node) {
   return text;
 }
 
-std::string input_types_text(const ir::Graph& graph, const ir::Node& node) {
+/// `type` with each symbolic dim replaced by its size in `sizes` (1 when it is not there).
+ir::TensorType with_sizes(ir::TensorType type, const DimSizes& sizes) {
+  for (ir::Dim& dim : type.shape.dims) {
+    if (!dim.is_symbolic()) continue;
+    const auto size = sizes.find(dim.symbol);
+    dim = ir::Dim::known(size == sizes.end() ? 1 : size->second);
+  }
+  return type;
+}
+
+std::string input_types_text(const ir::Graph& graph, const ir::Node& node, const DimSizes* sizes) {
   std::string text;
   for (std::size_t i = 0; i < node.inputs.size(); ++i) {
     if (i) text += ",";
-    text += node.inputs[i] == ir::kNoValue ? "none" : ir::to_string(graph.value(node.inputs[i]).type);
+    if (node.inputs[i] == ir::kNoValue) {
+      text += "none";
+      continue;
+    }
+    const ir::Value& value = graph.value(node.inputs[i]);
+    text += value.kind == ir::ValueKind::kWeight ? "const " : "";
+    text += ir::to_string(sizes ? with_sizes(value.type, *sizes) : value.type);
   }
   return text;
 }
@@ -180,6 +218,10 @@ const CacheEntry* CostCache::find(const std::string& signature, const std::strin
   return it == entries_.end() ? nullptr : &it->second;
 }
 
+void CostCache::merge(const CostCache& other) {
+  for (const auto& item : other.entries_) entries_.insert(item);
+}
+
 void CostCache::insert(CacheEntry entry) {
   auto key = std::make_pair(entry.signature, entry.backend);
   entries_.insert_or_assign(std::move(key), std::move(entry));
@@ -192,9 +234,26 @@ std::vector<CacheEntry> CostCache::entries() const {
   return out;
 }
 
-std::string op_signature(const ir::Graph& graph, ir::NodeId id) {
+std::string op_signature(const ir::Graph& graph, ir::NodeId id, const DimSizes* sizes) {
   const ir::Node& node = graph.node(id);
-  return op_name(node) + "(" + attributes_text(node) + ";" + input_types_text(graph, node) + ")";
+  return op_name(node) + "(" + attributes_text(node) + ";" + input_types_text(graph, node, sizes) + ")";
+}
+
+std::string graph_signature(const ir::Graph& graph, const DimSizes& sizes) {
+  std::string text = "Graph(" + hex64(graph.structural_hash()) + ";nodes=" + std::to_string(graph.node_count()) + ";";
+  for (std::size_t i = 0; i < graph.inputs().size(); ++i) {
+    text += (i ? "," : "") + ir::to_string(with_sizes(graph.value(graph.inputs()[i]).type, sizes));
+  }
+  for (const auto& [name, size] : sizes) text += ";" + name + "=" + std::to_string(size);
+  return text + ")";
+}
+
+std::string describe(const CacheHeader& header) {
+  std::string text = header.target + " on " + (header.device.empty() ? "an unnamed device" : header.device);
+  if (!header.driver.empty()) text += ", driver " + header.driver;
+  for (const auto& [name, version] : header.libraries) text += ", " + name + " " + version;
+  for (const auto& [name, value] : header.settings) text += ", " + name + "=" + value;
+  return text;
 }
 
 }  // namespace graphsub::cost

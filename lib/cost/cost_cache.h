@@ -11,34 +11,54 @@
 
 namespace graphsub::cost {
 
-/// Where the measurements of a cache were taken; a cache is only meaningful on that setup.
+/// Sizes given to symbolic dims (`--dim N=8`); a dim not named here has size 1.
+using DimSizes = std::map<std::string, int64_t>;
+
+/// Where and how the measurements of a cache were taken: numbers are comparable only between
+/// caches whose headers are equal.
 struct CacheHeader {
+  std::string target;  ///< The target measured: "onnxruntime-cpu", "cuda".
   std::string device;  ///< The measured device, e.g. "NVIDIA H100 80GB HBM3" or a CPU model.
   std::string driver;  ///< Driver version (the CUDA driver; empty on a CPU).
-  std::map<std::string, std::string> libraries;  ///< Library name → version ("cudnn" → "9.1.0").
+  std::map<std::string, std::string> libraries;  ///< Library name → version ("onnxruntime" → "1.23.2").
+  std::map<std::string, std::string> settings;   ///< Session settings ("intra_op_threads" → "1").
+
+  bool operator==(const CacheHeader& other) const {
+    return target == other.target && device == other.device && driver == other.driver &&
+           libraries == other.libraries && settings == other.settings;
+  }
+  bool operator!=(const CacheHeader& other) const { return !(*this == other); }
 };
 
-/// One measured operator: mean and standard deviation of `runs` timed executions.
-struct CacheEntry {
-  std::string signature;  ///< op_signature of the node.
-  std::string backend;    ///< What ran it: "reference", "cudnn", "cublas", "onnxruntime-cpu", ...
-  double mean_ms = 0;     ///< Mean time, milliseconds.
-  double std_ms = 0;      ///< Standard deviation of the time, milliseconds.
-  int64_t runs = 0;       ///< Timed runs behind the mean (warm-up excluded).
+/// One line describing a header ("onnxruntime-cpu on Intel Xeon ..., onnxruntime 1.23.2,
+/// graph_optimization_level=all, intra_op_threads=1"), for messages and reports.
+std::string describe(const CacheHeader& header);
 
+/// One measured operator or graph: the median of `runs` timed executions and their standard
+/// deviation; or, when the target could not run it, the error (and no times).
+struct CacheEntry {
+  std::string signature;  ///< op_signature of the node, or graph_signature of a graph.
+  std::string backend;    ///< What ran it: "onnxruntime-cpu", "cudnn", "cublas", ...
+  double median_ms = 0;   ///< Median time, milliseconds.
+  double std_ms = 0;      ///< Standard deviation of the time, milliseconds.
+  int64_t runs = 0;       ///< Timed runs behind the median (warm-up excluded); 0 with an error.
+  std::string error;      ///< Why it could not be measured; empty for a measurement.
+
+  bool failed() const { return !error.empty(); }
   bool operator==(const CacheEntry& other) const {
-    return signature == other.signature && backend == other.backend && mean_ms == other.mean_ms &&
-           std_ms == other.std_ms && runs == other.runs;
+    return signature == other.signature && backend == other.backend && median_ms == other.median_ms &&
+           std_ms == other.std_ms && runs == other.runs && error == other.error;
   }
 };
 
-/// The measured costs of one device, kept sorted by (signature, backend) so that writing is
+/// The measured costs of one target, kept sorted by (signature, backend) so that writing is
 /// deterministic. The file format (JSON, schema_version 1) is in lib/cost/README.md. Lookups may
 /// run concurrently; insert may not run concurrently with anything else.
 class CostCache {
  public:
-  /// The schema_version this code reads and writes.
-  static constexpr int64_t kSchemaVersion = 1;
+  /// The schema_version this code reads and writes (1 had no target, settings or errors, and
+  /// kept means).
+  static constexpr int64_t kSchemaVersion = 2;
 
   CostCache() = default;
   explicit CostCache(CacheHeader header) : header_(std::move(header)) {}
@@ -55,6 +75,8 @@ class CostCache {
   const CacheEntry* find(const std::string& signature, const std::string& backend) const;
   /// Adds an entry, replacing the one with the same signature and backend.
   void insert(CacheEntry entry);
+  /// Adds the entries of `other` that this cache lacks (this cache's own win).
+  void merge(const CostCache& other);
   /// Every entry, sorted by signature then backend.
   std::vector<CacheEntry> entries() const;
   std::size_t size() const { return entries_.size(); }
@@ -68,10 +90,18 @@ class CostCache {
 ///   Name(attr=value,...;type,...)
 /// Name is the op name (an opaque node's domain-qualified ONNX op_type); the attributes are in
 /// name order, rendered with ir::to_string (an opaque node has instead one `onnx_node=<hash>` of
-/// its serialized NodeProto); the types are the inputs' (an omitted optional input is `none`), with
-/// symbolic dims by name. Example:
+/// its serialized NodeProto); the types are the inputs' (an omitted optional input is `none`, a
+/// weight is prefixed `const `: a runtime prepacks constant operands), with symbolic dims by name,
+/// or by their size when `sizes` is given (size 1 for a dim it does not name). Example:
 ///   Conv(activation="relu",dilations=[1,1],group=1,kernel_shape=[3,3],pads=[1,1,1,1],
-///        strides=[1,1];float32[1,64,56,56],float32[64,64,3,3],float32[64])
-std::string op_signature(const ir::Graph& graph, ir::NodeId id);
+///        strides=[1,1];float32[1,64,56,56],const float32[64,64,3,3],const float32[64])
+std::string op_signature(const ir::Graph& graph, ir::NodeId id, const DimSizes* sizes = nullptr);
+
+/// The key of a whole graph's measured time:
+///   Graph(<structural hash>;nodes=<live nodes>;<input types>[;name=size]...)
+/// with the inputs' types at the given sizes and each given symbolic dim size. The structural
+/// hash covers operators, attributes, weights by content and inputs by name, so equal keys mean
+/// graphs that run the same computation on inputs of the same types.
+std::string graph_signature(const ir::Graph& graph, const DimSizes& sizes);
 
 }  // namespace graphsub::cost

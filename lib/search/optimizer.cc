@@ -71,11 +71,11 @@ void count_work(SearchResult& total, const SearchResult& part) {
   total.rejected += part.rejected;
 }
 
-/// Adds a part's counters, stop reason and steps to the whole run's.
-void accumulate(SearchResult& total, const SearchResult& part) {
+/// Adds a part's counters and stop reason to the whole run's, and its steps when it was kept.
+void accumulate(SearchResult& total, const SearchResult& part, bool kept) {
   count_work(total, part);
   total.stop = worse(total.stop, part.stop);
-  total.steps.insert(total.steps.end(), part.steps.begin(), part.steps.end());
+  if (kept) total.steps.insert(total.steps.end(), part.steps.begin(), part.steps.end());
 }
 
 /// The convex hull of `nodes` in `graph`: every node on a path between two of them.
@@ -262,9 +262,10 @@ class Optimizer {
     for (std::size_t i = 0; i < searches.size(); ++i) {
       Subgraph& part = searches[i].part;
       const SearchResult& found = searches[i].found;
-      accumulate(result_.search, found);
+      const bool kept = approved(part.graph, found);
+      accumulate(result_.search, found, kept);
       for (ir::NodeId id : part.nodes) part_of_[id] = i;
-      if (found.steps.empty()) continue;
+      if (!kept) continue;
       auto follow = [&](ir::ValueId& outer) {
         const auto it = moved.find(outer);
         if (it != moved.end()) outer = it->second;
@@ -314,14 +315,26 @@ class Optimizer {
       ++result_.split.seam_regions;
       Subgraph part = extract(graph, region);
       const SearchResult found = run_search(options_.mode, part.graph, matcher_, model_, part_options());
-      accumulate(result_.search, found);
+      const bool kept = approved(part.graph, found);
+      accumulate(result_.search, found, kept);
+      if (!kept) continue;
       result_.split.seam_steps += found.steps.size();
-      if (found.steps.empty()) continue;
       for (ir::NodeId id : stitch(graph, part, found.best).nodes) part_of_[id] = next_label;
       ++next_label;
       changed = true;
     }
     return changed;
+  }
+
+  /// Whether a part's search result replaces the part: it changed something, and the judge (if
+  /// any) agrees.
+  bool approved(const ir::Graph& part, const SearchResult& found) {
+    if (found.steps.empty()) return false;
+    if (!options_.judge) return true;
+    ++result_.split.judged;
+    if (options_.judge->keep(part, found.best)) return true;
+    ++result_.split.rejected;
+    return false;
   }
 
   /// The stitched graph as the result, unless (by a bug elsewhere) it costs more than the input.

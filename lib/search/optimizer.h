@@ -24,6 +24,17 @@ const char* to_string(SearchMode mode);
 /// The mode of that name; throws graphsub::Error on another.
 SearchMode search_mode_by_name(const std::string& name);
 
+/// Checks an optimized part before it replaces the original part. The search ranks by a cost
+/// model (a sum of node costs); a judge can run both parts in the target, which sees what a sum
+/// cannot (a runtime's own fusions and layout changes across nodes), and veto the rewrite.
+class PartJudge {
+ public:
+  virtual ~PartJudge() = default;
+  /// True when `candidate` should replace `original`: two standalone graphs with the same inputs
+  /// and outputs, the second derived from the first by the search. Called from one thread.
+  virtual bool keep(const ir::Graph& original, const ir::Graph& candidate) = 0;
+};
+
 /// How to optimize a whole graph.
 struct OptimizerOptions {
   SearchMode mode = SearchMode::kBacktrack;
@@ -46,6 +57,9 @@ struct OptimizerOptions {
   int64_t part_budget = 1000;
   /// Limits of each part's search (the time limit is for the whole run).
   SearchOptions search;
+  /// When set, every part and seam region the search changed is kept only if the judge agrees.
+  /// Not used when the graph is searched as one part (its caller checks the whole result).
+  PartJudge* judge = nullptr;
 };
 
 /// What the split did.
@@ -56,6 +70,8 @@ struct SplitStats {
   std::size_t resplit_parts = 0;    ///< Parts split again because their search reached the part budget.
   std::size_t seam_regions = 0;     ///< Regions around seams searched again.
   std::size_t seam_steps = 0;       ///< Substitutions found there.
+  std::size_t judged = 0;           ///< Changed parts and seam regions the judge was asked about.
+  std::size_t rejected = 0;         ///< Of those, the ones it kept as they were.
   double split_seconds = 0;
   double parts_seconds = 0;
   double seam_seconds = 0;

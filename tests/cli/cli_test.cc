@@ -49,13 +49,22 @@ class Scratch {
   fs::path dir_;
 };
 
-Run graphsub(const std::string& args) {
+/// The cost cache folder of this test program's runs (GRAPHSUB_CACHE_DIR), so that no test reads
+/// or writes the user's own caches.
+const fs::path& cache_dir() {
+  static const Scratch dir("cache_" + std::to_string(::getpid()));
+  return dir.path();
+}
+
+/// Runs graphsub with `args`, and `environment` (NAME=VALUE ...) set for it.
+Run graphsub(const std::string& args, const std::string& environment = "") {
   // ctest runs test cases in parallel processes: capture files are per process.
   const std::string tag = std::to_string(::getpid());
   const fs::path out = fs::temp_directory_path() / ("graphsub_cli_stdout_" + tag);
   const fs::path err = fs::temp_directory_path() / ("graphsub_cli_stderr_" + tag);
-  const std::string command =
-      std::string(GRAPHSUB_BINARY) + " " + args + " >" + out.string() + " 2>" + err.string();
+  const std::string command = "GRAPHSUB_CACHE_DIR=" + cache_dir().string() + " " + environment + " " +
+                              std::string(GRAPHSUB_BINARY) +
+                              " " + args + " >" + out.string() + " 2>" + err.string();
   const int raw = std::system(command.c_str());
   Run run{WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_file(out), read_file(err)};
   fs::remove(out);
@@ -154,20 +163,122 @@ TEST_CASE("optimize writes a model that computes the same, with a report", "[cli
   CHECK(json.find("\"passed\": true") != std::string::npos);
   CHECK(json.find("\"rule\": \"fold-conv-bias-batchnorm\"") != std::string::npos);
   CHECK(json.find("\"stop_reason\": \"exhausted\"") != std::string::npos);
-  // Deterministic: a second run writes the same bytes.
+  CHECK(json.find("\"ranking\": \"measured\"") != std::string::npos);
+  CHECK(json.find("\"measured_before\"") != std::string::npos);
+  // Deterministic: a second run writes the same bytes, and measures nothing (the cache answers).
   fs::path again = dir / "again.onnx";
-  REQUIRE(graphsub("-q optimize " + model("small_cnn.onnx") + " -o " + again.string()).status == 0);
+  fs::path second = dir / "second.json";
+  REQUIRE(graphsub("-q optimize " + model("small_cnn.onnx") + " -o " + again.string() + " --dim N=2 --report " +
+                   second.string()).status == 0);
   CHECK(read_file(out) == read_file(again));
+  const std::string warm = read_file(second);
+  CHECK(warm.find("\"graphs_measured\": 0") != std::string::npos);
+  CHECK(warm.find("\"node_signatures_measured\": 0") != std::string::npos);
+}
+
+TEST_CASE("an estimate target says so and measures nothing", "[cli]") {
+  const Scratch scratch("estimate");
+  const fs::path out = scratch.path() / "out.onnx";
+  const fs::path report = scratch.path() / "report.json";
+  Run run = graphsub("-q optimize " + model("small_cnn.onnx") + " -o " + out.string() + " --target cpu --report " +
+                     report.string());
+  REQUIRE(run.status == 0);
+  CHECK(run.out.find("an estimate, not measured") != std::string::npos);
+  const std::string json = read_file(report);
+  CHECK(json.find("\"ranking\": \"estimated\"") != std::string::npos);
+  CHECK(json.find("\"measurement\"") == std::string::npos);
+}
+
+TEST_CASE("cost caches: a foreign one is refused, a pinned one is used as it is", "[cli]") {
+  const Scratch scratch("caches");
+  const fs::path out = scratch.path() / "out.onnx";
+  const fs::path cache = scratch.path() / "cache.json";
+  const std::string base = "optimize " + model("small_cnn.onnx") + " -o " + out.string();
+  REQUIRE(graphsub("-q " + base + " --cost-cache " + cache.string()).status == 0);
+  REQUIRE(fs::exists(cache));
+  const std::string measured = read_file(out);
+  std::string text = read_file(cache);
+  const std::string device = "\"device\": \"";
+  text.insert(text.find(device) + device.size(), "Another ");
+  const fs::path foreign = scratch.path() / "foreign.json";
+  std::ofstream(foreign) << text;
+  Run refused = graphsub(base + " --cost-cache " + foreign.string());
+  CHECK(refused.status == 1);
+  CHECK(count_lines(refused.err) == 1);
+  CHECK(refused.err.find("Another ") != std::string::npos);
+  // Pinned: the foreign cache is read as it is and nothing is measured: the same decisions.
+  fs::remove(out);
+  REQUIRE(graphsub("-q " + base + " --cost-cache " + foreign.string() + " --no-measure").status == 0);
+  CHECK(read_file(out) == measured);
+  Run unpinned = graphsub(base + " --no-measure");
+  CHECK(unpinned.status == 1);
+  CHECK(unpinned.err.find("--cost-cache") != std::string::npos);
+  const fs::path corrupt = scratch.path() / "corrupt.json";
+  std::ofstream(corrupt) << text.substr(0, text.size() / 2);
+  Run broken = graphsub(base + " --cost-cache " + corrupt.string());
+  CHECK(broken.status == 1);
+  CHECK(count_lines(broken.err) == 1);
+  CHECK(broken.err.find("corrupt.json") != std::string::npos);
+}
+
+TEST_CASE("a measured target whose runtime is missing is an error; the default falls back", "[cli]") {
+  const Scratch scratch("no_runtime");
+  const fs::path out = scratch.path() / "out.onnx";
+  const std::string base = "optimize " + model("small_cnn.onnx") + " -o " + out.string();
+  Run named = graphsub(base + " --target onnxruntime-cpu", "GRAPHSUB_PYTHON=/no/python");
+  CHECK(named.status == 1);
+  CHECK(count_lines(named.err) == 1);
+  CHECK(named.err.find("onnxruntime is not available") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+  Run fallback = graphsub(base, "GRAPHSUB_PYTHON=/no/python");
+  CHECK(fallback.status == 0);
+  CHECK(fallback.err.find("analytical cpu estimate") != std::string::npos);
+  CHECK(fallback.out.find("an estimate, not measured") != std::string::npos);
+}
+
+TEST_CASE("bench times one model or compares two", "[cli]") {
+  const Scratch scratch("bench");
+  const fs::path json = scratch.path() / "bench.json";
+  Run one = graphsub("bench " + model("small_cnn.onnx") + " --runs 5 --max-seconds 1");
+  REQUIRE(one.status == 0);
+  CHECK(one.out.find("median") != std::string::npos);
+  CHECK(one.out.find("graph optimization level all") != std::string::npos);
+  Run two = graphsub("bench " + model("small_cnn.onnx") + " " + model("small_cnn.onnx") +
+                     " --runs 5 --max-seconds 1 --ort-threads 1 --ort-level basic --json " + json.string());
+  REQUIRE(two.status == 0);
+  CHECK(two.out.find("B/A") != std::string::npos);
+  const std::string report = read_file(json);
+  CHECK(report.find("\"speedup\"") != std::string::npos);
+  CHECK(report.find("\"graph_optimization_level\": \"basic\"") != std::string::npos);
+  Run bad = graphsub("bench " + model("cycle.onnx"));
+  CHECK(bad.status == 1);
+  CHECK(count_lines(bad.err) == 1);
+  CHECK(bad.err.find("cycle.onnx") != std::string::npos);
+  CHECK(graphsub("bench").status == 2);
+  CHECK(graphsub("bench a b c").status == 2);
+  CHECK(graphsub("bench " + model("small_cnn.onnx") + " --ort-level fast").status == 2);
+}
+
+TEST_CASE("symbolic dim sizes (--dim) are checked", "[cli]") {
+  const Scratch scratch("dims");
+  const fs::path out = scratch.path() / "out.onnx";
+  for (const char* bad : {"foo", "N=", "=3", "N=0", "N=2x"}) {
+    Run run = graphsub("optimize " + model("small_cnn.onnx") + " -o " + out.string() + " --target cpu --dim " + bad);
+    INFO(bad);
+    CHECK(run.status == 1);
+    CHECK(run.err.find("--dim expects NAME=SIZE") != std::string::npos);
+  }
+  CHECK_FALSE(fs::exists(out));
 }
 
 TEST_CASE("search options are checked and take effect", "[cli]") {
   Scratch scratch("search_options");
   const fs::path out = scratch.path() / "out.onnx";
   const fs::path report = scratch.path() / "report.json";
-  const std::string base = "-q optimize " + model("small_cnn.onnx") + " -o " + out.string();
-  Run device = graphsub(base + " --device tpu");
-  CHECK(device.status == 1);
-  CHECK(device.err.find("v100") != std::string::npos);
+  const std::string base = "-q optimize " + model("small_cnn.onnx") + " -o " + out.string() + " --target v100";
+  Run target = graphsub("-q optimize " + model("small_cnn.onnx") + " -o " + out.string() + " --target tpu");
+  CHECK(target.status == 2);
+  CHECK(target.err.find("v100") != std::string::npos);
   Run rule = graphsub(base + " --disable-rule no-such-rule");
   CHECK(rule.status == 1);
   CHECK(rule.err.find("no-such-rule") != std::string::npos);

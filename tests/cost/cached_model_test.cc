@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "cost/cached_model.h"
 #include "cost_testing.h"
@@ -16,21 +17,32 @@ using cost::Cost;
 using cost::CostCache;
 using testing::conv_graph;
 
-/// A cache written by hand, as a profiler would: one 3x3 Conv with fused relu on cuDNN.
-CostCache hand_written_cache() {
+/// A cache written by hand, as a profiler would: one 3x3 Conv with fused relu on cuDNN, and a
+/// 1x1 one that failed to run.
+CostCache read_hand_written_cache() {
   const std::filesystem::path path = testing::scratch_dir("cached_model") / "cache.json";
   testing::write_text(path, R"json({
-  "schema_version": 1,
+  "schema_version": 2,
+  "target": "cuda",
   "device": "NVIDIA A100-SXM4-40GB",
   "driver": "535.104.05",
   "libraries": {"cudnn": "9.1.0"},
+  "settings": {},
   "entries": [
-    {"signature": "Conv(activation=\"relu\",dilations=[1,1],group=1,kernel_shape=[3,3],pads=[1,1,1,1],strides=[1,1];float32[1,64,56,56],float32[64,64,3,3],float32[64])",
-     "backend": "cudnn", "mean_ms": 0.0421, "std_ms": 0.0007, "runs": 200}
+    {"signature": "Conv(activation=\"relu\",dilations=[1,1],group=1,kernel_shape=[3,3],pads=[1,1,1,1],strides=[1,1];float32[1,64,56,56],const float32[64,64,3,3],const float32[64])",
+     "backend": "cudnn", "median_ms": 0.0421, "std_ms": 0.0007, "runs": 200},
+    {"signature": "Conv(activation=\"relu\",dilations=[1,1],group=1,kernel_shape=[1,1],pads=[0,0,0,0],strides=[1,1];float32[1,64,56,56],const float32[64,64,1,1],const float32[64])",
+     "backend": "cudnn", "error": "no algorithm"}
   ]
 })json");
   return CostCache::read(path.string());
 }
+
+const CostCache& hand_written_cache() {
+  static const CostCache cache = read_hand_written_cache();
+  return cache;
+}
+
 
 TEST_CASE("a cached signature costs its measured time", "[cost]") {
   const CachedModel model(hand_written_cache(), "cudnn", cost::device_by_name("a100"));
@@ -51,6 +63,30 @@ TEST_CASE("a missing signature falls back to the analytical model and is counted
   REQUIRE(model.hits() == 0);
   REQUIRE(model.misses() == 1);
   REQUIRE(model.fallback().opaque_nodes() == 0);
+}
+
+TEST_CASE("misses are remembered once per signature until taken", "[cost]") {
+  CachedModel model(hand_written_cache(), "cudnn", cost::device_by_name("a100"));
+  const ir::Graph other_shape = conv_graph(64, 28, 3, "relu", false);
+  model.graph_cost(other_shape);
+  model.graph_cost(conv_graph(64, 28, 3, "relu", false));
+  REQUIRE(model.misses() == 2);
+  REQUIRE(model.pending_misses());
+  const std::vector<cost::Miss> misses = model.take_misses();
+  REQUIRE(misses.size() == 1);
+  CHECK(misses[0].signature == cost::op_signature(other_shape, 0, &model.sizes()));
+  CHECK(misses[0].graph.node(misses[0].node).op == ir::OpKind::kConv);
+  CHECK_FALSE(model.pending_misses());
+  CHECK(model.take_misses().empty());
+}
+
+TEST_CASE("an entry recording a failed measurement is estimated and not remembered as a miss", "[cost]") {
+  CachedModel model(hand_written_cache(), "cudnn", cost::device_by_name("a100"));
+  const ir::Graph one_by_one = conv_graph(64, 56, 1, "relu", false);
+  REQUIRE(model.graph_cost(one_by_one).time_ms ==
+          AnalyticalModel(cost::device_by_name("a100")).graph_cost(one_by_one).time_ms);
+  REQUIRE(model.misses() == 1);
+  CHECK_FALSE(model.pending_misses());
 }
 
 TEST_CASE("entries of another backend do not answer", "[cost]") {

@@ -25,10 +25,12 @@ const std::filesystem::path& dir() {
 }
 
 CostCache sample_cache(bool reversed) {
-  CostCache cache({"NVIDIA H100 80GB HBM3", "550.54", {{"cudnn", "9.1.0"}, {"cublas", "12.4"}}});
-  std::vector<CacheEntry> entries = {{"Relu(;float32[1,64,56,56])", "cudnn", 0.0123, 0.0004, 100},
-                                     {"Conv(x;float32[1])", "cudnn", 0.25, 0.01, 50},
-                                     {"Conv(x;float32[1])", "reference", 31.5, 1.25, 3}};
+  CostCache cache({"cuda", "NVIDIA H100 80GB HBM3", "550.54", {{"cudnn", "9.1.0"}, {"cublas", "12.4"}},
+                   {{"math", "fp32"}}});
+  std::vector<CacheEntry> entries = {{"Relu(;float32[1,64,56,56])", "cudnn", 0.0123, 0.0004, 100, {}},
+                                     {"Conv(x;float32[1])", "cudnn", 0.25, 0.01, 50, {}},
+                                     {"Conv(x;float32[1])", "reference", 31.5, 1.25, 3, {}},
+                                     {"Gather(x;int64[1])", "cudnn", 0, 0, 0, "no kernel"}};
   if (reversed) std::reverse(entries.begin(), entries.end());
   for (const CacheEntry& entry : entries) cache.insert(entry);
   return cache;
@@ -39,11 +41,12 @@ TEST_CASE("a cost cache reads back what was written", "[cost]") {
   const CostCache written = sample_cache(false);
   written.write(path);
   const CostCache read = CostCache::read(path);
-  REQUIRE(read.header().device == written.header().device);
-  REQUIRE(read.header().driver == written.header().driver);
-  REQUIRE(read.header().libraries == written.header().libraries);
+  REQUIRE(read.header() == written.header());
+  REQUIRE(read.header().settings.at("math") == "fp32");
   REQUIRE(read.entries() == written.entries());
-  REQUIRE(read.find("Conv(x;float32[1])", "reference")->mean_ms == 31.5);
+  REQUIRE(read.find("Conv(x;float32[1])", "reference")->median_ms == 31.5);
+  REQUIRE(read.find("Gather(x;int64[1])", "cudnn")->error == "no kernel");
+  REQUIRE(read.find("Gather(x;int64[1])", "cudnn")->failed());
   REQUIRE(read.find("Conv(x;float32[1])", "cudnn")->runs == 50);
   REQUIRE(read.find("Conv(x;float32[1])", "cpu") == nullptr);
 }
@@ -55,7 +58,7 @@ TEST_CASE("a cost cache file is deterministic and sorted by signature", "[cost]"
   sample_cache(true).write(b.string());
   const std::string text = file_text(a);
   REQUIRE(text == file_text(b));
-  REQUIRE(text.find("\"schema_version\": 1") < text.find("\"entries\""));
+  REQUIRE(text.find("\"schema_version\": 2") < text.find("\"entries\""));
   REQUIRE(text.find("Conv(x") < text.find("Relu("));
   REQUIRE(text.find("\"backend\": \"cudnn\"") < text.find("\"backend\": \"reference\""));
   sample_cache(true).write(a.string());
@@ -64,9 +67,29 @@ TEST_CASE("a cost cache file is deterministic and sorted by signature", "[cost]"
 
 TEST_CASE("insert replaces the entry of the same signature and backend", "[cost]") {
   CostCache cache = sample_cache(false);
-  cache.insert({"Conv(x;float32[1])", "cudnn", 0.5, 0.02, 10});
-  REQUIRE(cache.size() == 3);
-  REQUIRE(cache.find("Conv(x;float32[1])", "cudnn")->mean_ms == 0.5);
+  cache.insert({"Conv(x;float32[1])", "cudnn", 0.5, 0.02, 10, {}});
+  REQUIRE(cache.size() == 4);
+  REQUIRE(cache.find("Conv(x;float32[1])", "cudnn")->median_ms == 0.5);
+}
+
+TEST_CASE("merge adds only the entries a cache lacks", "[cost]") {
+  CostCache mine = sample_cache(false);
+  mine.insert({"Conv(x;float32[1])", "cudnn", 0.5, 0.02, 10, {}});
+  CostCache theirs(mine.header());
+  theirs.insert({"Conv(x;float32[1])", "cudnn", 9, 0, 1, {}});
+  theirs.insert({"Sigmoid(;float32[4])", "cudnn", 0.001, 0, 5, {}});
+  mine.merge(theirs);
+  REQUIRE(mine.size() == 5);
+  REQUIRE(mine.find("Conv(x;float32[1])", "cudnn")->median_ms == 0.5);
+  REQUIRE(mine.find("Sigmoid(;float32[4])", "cudnn")->runs == 5);
+}
+
+TEST_CASE("a header describes what makes measurements comparable", "[cost]") {
+  const cost::CacheHeader header = sample_cache(false).header();
+  CHECK(cost::describe(header) == "cuda on NVIDIA H100 80GB HBM3, driver 550.54, cublas 12.4, cudnn 9.1.0, math=fp32");
+  cost::CacheHeader other = header;
+  other.settings["math"] = "tf32";
+  CHECK(other != header);
 }
 
 /// The message of the graphsub::Error that reading `text` as a cache throws.
@@ -85,24 +108,27 @@ std::string read_error(const std::string& name, const std::string& text) {
 /// A cache file of the given schema_version and entries (JSON text of the array's items).
 std::string cache_text(int version, const std::string& entries) {
   return "{\"schema_version\": " + std::to_string(version) +
-         R"json(, "device": "d", "driver": "", "libraries": {}, "entries": [)json" + entries + "]}";
+         R"json(, "target": "t", "device": "d", "driver": "", "libraries": {}, "settings": {}, "entries": [)json" +
+         entries + "]}";
 }
 
-const char* const kEntry = R"json({"signature": "A()", "backend": "b", "mean_ms": 1, "std_ms": 0, "runs": 1})json";
+const char* const kEntry = R"json({"signature": "A()", "backend": "b", "median_ms": 1, "std_ms": 0, "runs": 1})json";
 
 TEST_CASE("a bad cost cache file is an error naming the file", "[cost]") {
-  CHECK_THAT(read_error("not_json.json", "{\"schema_version\": 1,"),
+  CHECK_THAT(read_error("not_json.json", "{\"schema_version\": 2,"),
              Catch::Contains("not_json.json") && Catch::Contains("not valid JSON"));
-  CHECK_THAT(read_error("version.json", cache_text(2, kEntry)),
-             Catch::Contains("version.json") && Catch::Contains("schema_version 2"));
+  CHECK_THAT(read_error("version.json", cache_text(1, kEntry)),
+             Catch::Contains("version.json") && Catch::Contains("schema_version 1"));
   CHECK_THAT(read_error("no_version.json", R"json({"device": "d", "entries": []})json"),
              Catch::Contains("no_version.json") && Catch::Contains("schema_version"));
-  const std::string slow = R"json({"signature": "A()", "backend": "b", "mean_ms": "slow", "std_ms": 0, "runs": 1})json";
-  CHECK_THAT(read_error("bad_entry.json", cache_text(1, slow)),
-             Catch::Contains("bad_entry.json") && Catch::Contains("mean_ms"));
-  CHECK_THAT(read_error("duplicate.json", cache_text(1, std::string(kEntry) + "," + kEntry)),
+  const std::string slow = R"json({"signature": "A()", "backend": "b", "median_ms": "slow", "std_ms": 0, "runs": 1})json";
+  CHECK_THAT(read_error("bad_entry.json", cache_text(2, slow)),
+             Catch::Contains("bad_entry.json") && Catch::Contains("median_ms"));
+  CHECK_THAT(read_error("duplicate.json", cache_text(2, std::string(kEntry) + "," + kEntry)),
              Catch::Contains("duplicate.json") && Catch::Contains("duplicate entry"));
-  write_text(dir() / "good.json", cache_text(1, kEntry));
+  CHECK_THAT(read_error("no_target.json", R"json({"schema_version": 2, "device": "d", "entries": []})json"),
+             Catch::Contains("no_target.json") && Catch::Contains("target"));
+  write_text(dir() / "good.json", cache_text(2, kEntry));
   REQUIRE(CostCache::read((dir() / "good.json").string()).size() == 1);
   REQUIRE_THROWS_AS(CostCache::read((dir() / "absent.json").string()), Error);
 }
@@ -111,7 +137,7 @@ TEST_CASE("op signatures name the op, its attributes and its input types", "[cos
   const ir::Graph graph = conv_graph(64, 56, 3, "relu", false);
   REQUIRE(cost::op_signature(graph, 0) ==
           "Conv(activation=\"relu\",dilations=[1,1],group=1,kernel_shape=[3,3],pads=[1,1,1,1],strides=[1,1];"
-          "float32[1,64,56,56],float32[64,64,3,3],float32[64])");
+          "float32[1,64,56,56],const float32[64,64,3,3],const float32[64])");
 }
 
 TEST_CASE("op signatures are equal exactly for structurally equal nodes", "[cost]") {
@@ -135,6 +161,21 @@ TEST_CASE("op signatures keep symbolic dims and hash opaque nodes", "[cost]") {
   const std::string opaque = cost::op_signature(graph, first);
   CHECK_THAT(opaque, Catch::StartsWith("TopK(onnx_node=") && Catch::EndsWith(";float32[batch,16])"));
   REQUIRE(opaque != cost::op_signature(graph, second));
+  const cost::DimSizes sizes = {{"batch", 8}};
+  REQUIRE(cost::op_signature(graph, relu, &sizes) == "Relu(;float32[8,16])");
+  const cost::DimSizes none;
+  REQUIRE(cost::op_signature(graph, relu, &none) == "Relu(;float32[1,16])");
+}
+
+TEST_CASE("graph signatures tell graphs, input types and dim sizes apart", "[cost]") {
+  const ir::Graph relu = conv_graph(64, 56, 3, "relu", false);
+  const std::string signature = cost::graph_signature(relu, {});
+  CHECK_THAT(signature, Catch::StartsWith("Graph(") && Catch::Contains(";nodes=1;float32[1,64,56,56]"));
+  CHECK(cost::graph_signature(conv_graph(64, 56, 3, "relu", false), {}) == signature);
+  CHECK(cost::graph_signature(conv_graph(64, 56, 3, "none", true), {}) != signature);
+  CHECK(cost::graph_signature(conv_graph(64, 56, 3, "none", false), {}) != signature);
+  CHECK(cost::graph_signature(conv_graph(64, 28, 3, "relu", false), {}) != signature);
+  CHECK(cost::graph_signature(relu, {{"N", 4}}) == signature.substr(0, signature.size() - 1) + ";N=4)");
 }
 
 }  // namespace

@@ -1,0 +1,46 @@
+// Shared option parsing.
+#include "cmd/options.h"
+
+#include "ir/error.h"
+#include "pipeline/target.h"
+
+namespace graphsub::cmd {
+
+std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& specs) {
+  std::map<std::string, int64_t> dims;
+  for (const std::string& spec : specs) {
+    const auto eq = spec.find('=');
+    std::size_t used = 0;
+    int64_t size = -1;
+    try {
+      if (eq != std::string::npos && eq > 0) size = std::stoll(spec.substr(eq + 1), &used);
+    } catch (const std::exception&) {
+      size = -1;
+    }
+    if (size < 1 || used != spec.size() - eq - 1) throw Error("--dim expects NAME=SIZE with SIZE >= 1, got '" + spec + "'");
+    dims[spec.substr(0, eq)] = size;
+  }
+  return dims;
+}
+
+std::vector<std::string> target_names() {
+  std::vector<std::string> names;
+  for (const pipeline::TargetSpec& spec : pipeline::target_specs()) names.push_back(spec.name);
+  return names;
+}
+
+std::string target_help() {
+  std::string text = "What the model is optimized for (default: onnxruntime-cpu where onnxruntime runs, else cpu):";
+  for (const pipeline::TargetSpec& spec : pipeline::target_specs()) text += "\n  " + spec.name + ": " + spec.description;
+  return text;
+}
+
+void add_runtime_options(CLI::App* sub, profile::OrtSettings& settings) {
+  sub->add_option("--ort-threads", settings.threads,
+                  "onnxruntime intra-op threads when measuring, as the model will run")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_option("--ort-level", settings.level, "onnxruntime graph optimization level when measuring")
+      ->capture_default_str()->check(CLI::IsMember(profile::ort_levels()));
+}
+
+}  // namespace graphsub::cmd

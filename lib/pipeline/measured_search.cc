@@ -1,0 +1,53 @@
+// Rounds of search and measurement, and the measured check of each changed part.
+#include "pipeline/measured_search.h"
+
+#include "ir/log.h"
+
+namespace graphsub::pipeline {
+namespace {
+
+/// Times a changed part against the original part in the target. While the round's search still
+/// has unmeasured signatures, its result will be searched again, so the judge approves without
+/// measuring anything (its answer is thrown away with the round).
+class MeasuredJudge : public search::PartJudge {
+ public:
+  MeasuredJudge(Measurer& measurer, const cost::CachedModel& model, const GuardOptions& options, bool last_round)
+      : measurer_(measurer), model_(model), options_(options), last_round_(last_round) {}
+
+  bool keep(const ir::Graph& original, const ir::Graph& candidate) override {
+    if (!last_round_ && model_.pending_misses()) return true;
+    const auto times = measurer_.graph_times({&original, &candidate}, options_.part);
+    if (!times[0] || !times[1]) return false;
+    const bool faster = clearly_faster(*times[1], *times[0], options_.min_gain);
+    logger("search")->debug("part of {} nodes: {:.4f} ms -> {:.4f} ms measured: {}", original.node_count(),
+                            times[0]->median_ms, times[1]->median_ms, faster ? "kept" : "rejected");
+    return faster;
+  }
+
+ private:
+  Measurer& measurer_;
+  const cost::CachedModel& model_;
+  const GuardOptions& options_;
+  const bool last_round_;
+};
+
+}  // namespace
+
+search::OptimizeResult measured_optimize(const ir::Graph& input, const rewrite::Matcher& matcher,
+                                         cost::CachedModel& model, Measurer& measurer,
+                                         search::OptimizerOptions options, const GuardOptions& guard,
+                                         MeasuredSearchStats& stats, int max_rounds) {
+  for (int round = 1;; ++round) {
+    MeasuredJudge judge(measurer, model, guard, round == max_rounds || !measurer.can_measure());
+    options.judge = &judge;
+    search::OptimizeResult result = search::optimize(input, matcher, model, options);
+    stats.rounds = round;
+    std::vector<cost::Miss> misses = model.take_misses();
+    stats.estimated = static_cast<int64_t>(misses.size());
+    if (misses.empty() || round == max_rounds || !measurer.can_measure()) return result;
+    logger("search")->info("round {}: measuring {} operator signatures the search met", round, misses.size());
+    measurer.measure(misses);
+  }
+}
+
+}  // namespace graphsub::pipeline

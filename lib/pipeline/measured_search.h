@@ -1,0 +1,29 @@
+// The search with measured costs: search, measure what it missed, search again; parts checked
+// in the target before they are stitched.
+#pragma once
+
+#include "cost/cached_model.h"
+#include "pipeline/guard.h"
+#include "pipeline/measurer.h"
+#include "rewrite/matcher.h"
+#include "search/optimizer.h"
+
+namespace graphsub::pipeline {
+
+/// How the measured search went.
+struct MeasuredSearchStats {
+  int rounds = 0;          ///< Searches run (the last one's result is kept).
+  int64_t estimated = 0;   ///< Node signatures of the last search that are still estimated.
+};
+
+/// Optimizes `input` ranking graphs by `model` (measured node times from `measurer`'s cache).
+/// Each round searches; the node signatures it missed are measured and the search runs again,
+/// until a round misses nothing or `max_rounds` have run. When the measurer can measure (or its
+/// cache holds the times), every changed part is timed against the original part and kept only
+/// when clearly faster (GuardOptions::min_gain).
+search::OptimizeResult measured_optimize(const ir::Graph& input, const rewrite::Matcher& matcher,
+                                         cost::CachedModel& model, Measurer& measurer,
+                                         search::OptimizerOptions options, const GuardOptions& guard,
+                                         MeasuredSearchStats& stats, int max_rounds = 4);
+
+}  // namespace graphsub::pipeline

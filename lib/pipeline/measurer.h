@@ -1,0 +1,72 @@
+// The measured half of a target: its cost cache, the profiler that fills it, and what both did.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cost/cached_model.h"
+#include "cost/cost_cache.h"
+#include "profile/profiler.h"
+
+namespace graphsub::pipeline {
+
+/// What a run asked of the cache and the profiler.
+struct MeasureStats {
+  int64_t nodes_measured = 0;    ///< Node signatures timed in this run.
+  int64_t nodes_failed = 0;      ///< Of those, the ones the target could not run (estimated).
+  int64_t graphs_measured = 0;   ///< Whole graphs and parts timed in this run.
+  int64_t graph_hits = 0;        ///< Graph times found in the cache.
+  int64_t graphs_unmeasured = 0; ///< Graph times neither cached nor measurable (measuring is off).
+  double seconds = 0;            ///< Time spent measuring.
+};
+
+/// A target's cost cache and, when this machine can run the target, its profiler. Node
+/// signatures the search missed and graphs the checks compare are looked up in the cache first
+/// and measured only when missing; every measurement goes into the cache, which save() writes
+/// back, so the next run on this machine measures nothing it measured before.
+class Measurer {
+ public:
+  /// `profiler` may be null: the cache is then only read (a pinned cache, or no runtime).
+  Measurer(cost::CostCache cache, std::string cache_path, std::unique_ptr<profile::Profiler> profiler,
+           cost::DimSizes sizes);
+
+  const cost::CostCache& cache() const { return cache_; }
+  const std::string& cache_path() const { return cache_path_; }
+  const cost::DimSizes& sizes() const { return sizes_; }
+  /// The backend of the cache's entries.
+  const std::string& backend() const { return backend_; }
+  bool can_measure() const { return profiler_ != nullptr; }
+  const MeasureStats& stats() const { return stats_; }
+
+  /// Measures each missed node signature (those the profiler cannot run are recorded as
+  /// failures, so they are not tried again). Returns how many it measured.
+  std::size_t measure(const std::vector<cost::Miss>& misses);
+
+  /// The measured time of each graph, from the cache or measured now (the missing ones
+  /// together, alternately); nullopt for a graph that is not in the cache and cannot be measured
+  /// (no profiler, or the target fails on it: that failure is cached too).
+  std::vector<std::optional<profile::Timing>> graph_times(const std::vector<const ir::Graph*>& graphs,
+                                                         const profile::TimingLimits& limits);
+
+  /// Writes the cache back to its file if this run added entries, merged with what other runs
+  /// wrote there meanwhile (under a lock file). A failure to write is logged, not thrown: the
+  /// model the run wrote is still right.
+  void save() const;
+
+ private:
+  cost::CostCache cache_;
+  std::string cache_path_;
+  std::unique_ptr<profile::Profiler> profiler_;
+  cost::DimSizes sizes_;
+  std::string backend_;
+  MeasureStats stats_;
+  bool changed_ = false;
+};
+
+/// A cache entry's numbers as a Timing (median, std and runs; no samples).
+profile::Timing timing_of(const cost::CacheEntry& entry);
+
+}  // namespace graphsub::pipeline

@@ -1,0 +1,305 @@
+// The optimize flow, from the input file to the written model and its report.
+#include "pipeline/pipeline.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+
+#include "cost/analytical_model.h"
+#include "cost/cached_model.h"
+#include "cost/device.h"
+#include "ir/error.h"
+#include "ir/log.h"
+#include "onnx_io/onnx_io.h"
+#include "pipeline/measured_search.h"
+#include "rewrite/matcher.h"
+#include "rules/parser.h"
+#include "rules/shipped_rules.h"
+#include "rules/taso_reader.h"
+
+namespace graphsub::pipeline {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+/// Seconds spent in each phase.
+class PhaseTimer {
+ public:
+  void start() { begin_ = std::chrono::steady_clock::now(); }
+  void stop(const std::string& phase) {
+    times_[phase] = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin_).count();
+  }
+  const std::map<std::string, double>& times() const { return times_; }
+
+ private:
+  std::chrono::steady_clock::time_point begin_;
+  std::map<std::string, double> times_;
+};
+
+void ensure_distinct(const std::string& input, const std::string& output) {
+  std::error_code error;
+  bool same = fs::exists(output, error) && fs::equivalent(input, output, error);
+  same = same || fs::weakly_canonical(input, error) == fs::weakly_canonical(output, error);
+  if (same) throw Error("refusing to overwrite the input model '" + input + "'; choose another -o");
+}
+
+std::vector<rules::Rule> all_rules(const OptimizeRequest& request) {
+  std::vector<rules::Rule> rules;
+  auto append = [&rules](std::vector<rules::Rule> more) {
+    for (rules::Rule& rule : more) rules.push_back(std::move(rule));
+  };
+  if (request.rule_files.empty()) append(rules::default_rules());
+  for (const std::string& path : request.rule_files) {
+    if (fs::path(path).extension() != ".pb") {
+      append(rules::read_rules_file(path));
+      continue;
+    }
+    rules::TasoRules taso = rules::read_taso_rules(path);
+    logger("cli")->info("{}: {} TASO rules read, {} skipped", path, taso.rules.size(), taso.skipped.size());
+    append(std::move(taso.rules));
+  }
+  return rules;
+}
+
+Json cost_json(const cost::Cost& cost) {
+  return {{"time_ms", cost.time_ms}, {"flops", cost.flops}, {"bytes", cost.bytes}, {"launches", cost.launches}};
+}
+
+Json timing_json(const std::optional<profile::Timing>& timing) {
+  if (!timing) return nullptr;
+  Json json = {{"median_ms", timing->median_ms}, {"std_ms", timing->std_ms}, {"runs", timing->runs}};
+  if (!timing->samples_ms.empty()) {
+    json["p10_ms"] = timing->p10_ms;
+    json["p90_ms"] = timing->p90_ms;
+  }
+  return json;
+}
+
+Json split_json(const search::SplitStats& split, std::size_t threshold) {
+  return {{"threshold", threshold},
+          {"parts", split.parts},
+          {"largest_part", split.largest_part},
+          {"disabled_matches", split.disabled_matches},
+          {"resplit_parts", split.resplit_parts},
+          {"seam_regions", split.seam_regions},
+          {"seam_substitutions", split.seam_steps},
+          {"measured_parts", split.judged},
+          {"rejected_parts", split.rejected},
+          {"seconds", {{"split", split.split_seconds}, {"parts", split.parts_seconds}, {"seams", split.seam_seconds}}}};
+}
+
+Json search_json(const search::OptimizeResult& optimized, const OptimizeRequest& request, std::size_t rule_count,
+                 bool measured) {
+  const search::SearchResult& result = optimized.search;
+  Json steps = Json::array();
+  for (const search::AppliedStep& step : result.steps) steps.push_back({{"rule", step.rule}, {"where", step.where}});
+  return {{"rules", rule_count},
+          {"mode", search::to_string(request.optimizer.mode)},
+          {"cost_basis", measured ? "sum of measured operator times (misses estimated)" : "analytical estimate"},
+          {"cost_before", cost_json(result.initial_cost)},
+          {"cost_after", cost_json(result.best_cost)},
+          {"substitutions", steps},
+          {"stop_reason", search::to_string(result.stop)},
+          {"expanded", result.expanded},
+          {"generated", result.generated},
+          {"duplicates", result.duplicates},
+          {"rejected", result.rejected},
+          {"split", split_json(optimized.split, request.optimizer.split_threshold)}};
+}
+
+Json import_json(const onnx_io::ImportStats& stats) {
+  return {{"opset", stats.opset},
+          {"modelled_nodes", stats.modelled_nodes},
+          {"opaque_nodes", stats.opaque_nodes},
+          {"opaque_reasons", stats.opaque_reasons}};
+}
+
+Json target_json(const Target& target) {
+  Json json = {{"name", target.spec.name},
+               {"ranking", target.measurer ? "measured" : "estimated"},
+               {"description", target.spec.description}};
+  if (!target.note.empty()) json["note"] = target.note;
+  if (target.measurer) {
+    json["setup"] = cost::describe(target.measurer->cache().header());
+    json["cost_cache"] = target.measurer->cache_path();
+    json["measuring"] = target.measurer->can_measure();
+  }
+  return json;
+}
+
+Json measurement_json(const Measurer& measurer, const MeasuredSearchStats& search, const cost::CachedModel& model) {
+  const MeasureStats& stats = measurer.stats();
+  return {{"rounds", search.rounds},
+          {"node_signatures_measured", stats.nodes_measured},
+          {"node_signatures_failed", stats.nodes_failed},
+          {"node_signatures_still_estimated", search.estimated},
+          {"graphs_measured", stats.graphs_measured},
+          {"graph_cache_hits", stats.graph_hits},
+          {"graphs_unmeasured", stats.graphs_unmeasured},
+          {"node_lookups", {{"hits", model.hits()}, {"misses", model.misses()}}},
+          {"seconds", stats.seconds}};
+}
+
+Json check_json(const runtime::CheckReport& report) {
+  Json outputs = Json::array();
+  for (const runtime::OutputCheck& output : report.outputs) {
+    outputs.push_back({{"name", output.name},
+                       {"max_abs_error", output.max_abs_error},
+                       {"max_rel_error", output.max_rel_error},
+                       {"passed", output.passed}});
+  }
+  return {{"passed", report.passed()}, {"outputs", outputs}};
+}
+
+std::string format(const char* pattern, double a, double b) {
+  char text[160];
+  std::snprintf(text, sizeof text, pattern, a, b);
+  return text;
+}
+
+/// One optimize run's state between the phases.
+class Run {
+ public:
+  explicit Run(const OptimizeRequest& request) : request_(request) {}
+
+  OptimizeOutcome go() {
+    ensure_distinct(request_.input, request_.output);
+    timer_.start();
+    original_ = onnx_io::import_model(request_.input, {}, &import_stats_);
+    timer_.stop("import");
+    logger("cli")->info("read {}: {} nodes ({} opaque)", request_.input, original_.node_count(),
+                        import_stats_.opaque_nodes);
+    const std::vector<rules::Rule> rules = load_rules(request_);
+    const rewrite::Matcher matcher(rules);
+    target_ = open_target(request_.target);
+    logger("cli")->info("target {}: graphs ranked by {}", target_.spec.name,
+                        target_.measurer ? "times measured on this machine (" +
+                                               cost::describe(target_.measurer->cache().header()) + ")"
+                                         : "the analytical estimate (not measured)");
+    timer_.start();
+    const ir::Graph folded = onnx_io::fold_weight_nodes(original_);
+    timer_.stop("fold");
+    logger("cli")->info("{} weight-only nodes computed before the search", original_.node_count() - folded.node_count());
+    outcome_.report = {{"input", request_.input},          {"output", request_.output},
+                       {"import", import_json(import_stats_)}, {"nodes_before", original_.node_count()},
+                       {"target", target_json(target_)}};
+    const ir::Graph& written = target_.measurer ? search_measured(folded, matcher, rules.size())
+                                                : search_estimated(folded, matcher, rules.size());
+    timer_.start();
+    onnx_io::export_model(written, request_.output);
+    timer_.stop("export");
+    if (target_.measurer) target_.measurer->save();
+    if (request_.check.samples > 0) check_output();
+    outcome_.report["seconds"] = timer_.times();
+    return std::move(outcome_);
+  }
+
+ private:
+  /// Searches with the analytical estimate; the best graph is written as found.
+  const ir::Graph& search_estimated(const ir::Graph& folded, const rewrite::Matcher& matcher, std::size_t rules) {
+    const cost::AnalyticalModel model(cost::device_by_name(target_.spec.device));
+    timer_.start();
+    optimized_ = search::optimize(folded, matcher, model, request_.optimizer);
+    timer_.stop("search");
+    const search::SearchResult& result = optimized_.search;
+    outcome_.report["search"] = search_json(optimized_, request_, rules, false);
+    outcome_.report["result"] = {{"written", result.steps.empty() ? "input" : "optimized"},
+                                 {"reason", "ranked by the analytical estimate; nothing was measured"}};
+    outcome_.summary = request_.output + ": " + std::to_string(result.steps.size()) + " substitutions; " +
+                       format("estimated %.4g ms -> %.4g ms", result.initial_cost.time_ms, result.best_cost.time_ms) +
+                       " on " + target_.spec.name + " (an estimate, not measured)";
+    return result.best;
+  }
+
+  /// Searches with measured costs, then keeps the result only if the target runs it faster.
+  const ir::Graph& search_measured(const ir::Graph& folded, const rewrite::Matcher& matcher, std::size_t rules) {
+    Measurer& measurer = *target_.measurer;
+    cost::CachedModel model(measurer.cache(), measurer.backend(), cost::device_by_name(target_.spec.device),
+                            measurer.sizes());
+    MeasuredSearchStats stats;
+    timer_.start();
+    optimized_ = measured_optimize(folded, matcher, model, measurer, request_.optimizer, request_.guard, stats);
+    timer_.stop("search");
+    const search::SearchResult& result = optimized_.search;
+    GuardVerdict verdict;
+    timer_.start();
+    if (!result.steps.empty()) verdict = guard(folded, result.best, measurer, request_.guard);
+    if (result.steps.empty()) verdict.reason = "the search found nothing faster, so the input is written";
+    timer_.stop("guard");
+    logger("cli")->info("{}", verdict.reason);
+    outcome_.report["search"] = search_json(optimized_, request_, rules, true);
+    outcome_.report["measurement"] = measurement_json(measurer, stats, model);
+    Json written = {{"written", verdict.keep_candidate ? "optimized" : "input"},
+                    {"reason", verdict.reason},
+                    {"measured_before", timing_json(verdict.before)},
+                    {"measured_after", timing_json(verdict.after)}};
+    if (verdict.before && verdict.after && verdict.after->median_ms > 0) {
+      written["measured_speedup"] = verdict.before->median_ms / verdict.after->median_ms;
+    }
+    outcome_.report["result"] = written;
+    outcome_.summary = summary(verdict, result.steps.size());
+    return verdict.keep_candidate ? result.best : folded;
+  }
+
+  std::string summary(const GuardVerdict& verdict, std::size_t steps) const {
+    const std::string where = " in " + target_.spec.name;
+    if (verdict.keep_candidate) {
+      return request_.output + ": " + std::to_string(steps) + " substitutions; measured" + where +
+             format(": %.4g ms -> %.4g ms", verdict.before->median_ms, verdict.after->median_ms) +
+             format(" (%.3gx, medians of %g runs)", verdict.before->median_ms / verdict.after->median_ms,
+                    static_cast<double>(std::min(verdict.before->runs, verdict.after->runs)));
+    }
+    return request_.output + ": the input with its weight-only nodes folded; " + verdict.reason;
+  }
+
+  void check_output() {
+    timer_.start();
+    runtime::CheckReport check;
+    try {
+      check = runtime::check_equivalent(original_, onnx_io::import_model(request_.output), request_.check);
+    } catch (const Error& e) {
+      fs::remove(request_.output);
+      throw Error(std::string("cannot check the output, so it was not kept: ") + e.what());
+    }
+    timer_.stop("check");
+    outcome_.report["check"] = check_json(check);
+    outcome_.check = check;
+    if (!check.passed()) {
+      fs::remove(request_.output);
+      throw Error("the output differs from the input beyond tolerance; it was not kept");
+    }
+  }
+
+  const OptimizeRequest& request_;
+  PhaseTimer timer_;
+  onnx_io::ImportStats import_stats_;
+  ir::Graph original_;
+  Target target_;
+  search::OptimizeResult optimized_;
+  OptimizeOutcome outcome_;
+};
+
+}  // namespace
+
+std::vector<rules::Rule> load_rules(const OptimizeRequest& request) {
+  std::vector<rules::Rule> rules = all_rules(request);
+  for (const std::string& name : request.disabled_rules) {
+    auto it = std::find_if(rules.begin(), rules.end(), [&](const rules::Rule& r) { return r.name == name; });
+    if (it == rules.end()) throw Error("--disable-rule: no rule named '" + name + "'");
+  }
+  rules.erase(std::remove_if(rules.begin(), rules.end(),
+                             [&](const rules::Rule& r) {
+                               return std::count(request.disabled_rules.begin(), request.disabled_rules.end(),
+                                                 r.name) > 0;
+                             }),
+              rules.end());
+  return rules;
+}
+
+OptimizeOutcome optimize_model(const OptimizeRequest& request) { return Run(request).go(); }
+
+}  // namespace graphsub::pipeline

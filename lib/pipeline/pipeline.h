@@ -1,0 +1,55 @@
+// The whole optimize flow as one call: import, fold, search with the target's costs, measure and
+// guard, export, check, report.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pipeline/guard.h"
+#include "pipeline/target.h"
+#include "rules/rule.h"
+#include "runtime/equivalence.h"
+#include "search/optimizer.h"
+
+namespace graphsub::pipeline {
+
+/// Check options that run no check (samples 0).
+inline runtime::CheckOptions no_check() {
+  runtime::CheckOptions options;
+  options.samples = 0;
+  return options;
+}
+
+/// Everything `graphsub optimize` is asked to do.
+struct OptimizeRequest {
+  std::string input;
+  std::string output;
+  std::vector<std::string> rule_files;      ///< Empty: the shipped rules. A .pb file is TASO's format.
+  std::vector<std::string> disabled_rules;  ///< Rule names left out.
+  search::OptimizerOptions optimizer;
+  TargetOptions target;
+  GuardOptions guard;
+  /// The numeric check of the written model against the input; samples 0: none.
+  runtime::CheckOptions check = no_check();
+};
+
+/// What was done.
+struct OptimizeOutcome {
+  nlohmann::json report;  ///< The --report document (README lists its fields).
+  std::string summary;    ///< A few lines for a person: what was written and how fast it measured.
+  std::optional<runtime::CheckReport> check;
+};
+
+/// Runs the whole flow and writes `request.output`. Throws graphsub::Error with one clear message
+/// on bad input (unreadable model, output naming the input, bad rules, unusable target or cache);
+/// a failed --check removes the output and throws.
+OptimizeOutcome optimize_model(const OptimizeRequest& request);
+
+/// The rules to search with: the shipped set, or exactly the request's files, less the disabled
+/// ones. Throws graphsub::Error for a disabled name no rule has.
+std::vector<rules::Rule> load_rules(const OptimizeRequest& request);
+
+}  // namespace graphsub::pipeline

@@ -1,0 +1,107 @@
+// Timing graphs and nodes in onnxruntime through exported models.
+#include "profile/ort_profiler.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include "ir/error.h"
+#include "ir/log.h"
+#include "onnx_io/onnx_io.h"
+#include "search/subgraph.h"
+
+namespace graphsub::profile {
+namespace {
+
+/// A graph of one Identity on a one-element float tensor: what a session run costs by itself.
+ir::Graph identity_graph() {
+  ir::Graph graph;
+  const ir::TensorType type{ir::DataType::kFloat, ir::Shape::of({1})};
+  const ir::ValueId x = graph.add_input("x", type);
+  const ir::NodeId node = graph.add_node(ir::OpKind::kIdentity, {x}, {{type, "y"}});
+  graph.set_outputs({graph.node(node).outputs[0]});
+  return graph;
+}
+
+}  // namespace
+
+TempDir::TempDir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string pattern = std::string(base && *base ? base : "/tmp") + "/graphsub-XXXXXX";
+  if (!::mkdtemp(pattern.data())) throw Error("cannot create a temporary folder like " + pattern);
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+cost::CacheHeader ort_header(const OrtInfo& info, const OrtSettings& settings) {
+  return cost::CacheHeader{"onnxruntime-cpu",
+                           info.cpu,
+                           "",
+                           {{"onnxruntime", info.onnxruntime}},
+                           {{"graph_optimization_level", settings.level},
+                            {"intra_op_threads", std::to_string(settings.threads)}}};
+}
+
+OrtProfiler::OrtProfiler(OrtSettings settings, const std::string& python)
+    : settings_(std::move(settings)), worker_(python), header_(ort_header(worker_.info(), settings_)) {}
+
+TimingLimits OrtProfiler::node_limits() {
+  TimingLimits limits;
+  limits.warmup = 2;
+  limits.min_runs = 10;
+  limits.max_runs = 200;
+  limits.max_seconds = 0.3;
+  limits.rel_error = 0.02;
+  limits.abs_error_ms = 1e-3;
+  return limits;
+}
+
+std::vector<Timing> OrtProfiler::time_graphs(const std::vector<const ir::Graph*>& graphs,
+                                             const cost::DimSizes& sizes, const TimingLimits& limits) {
+  std::vector<std::string> paths;
+  for (const ir::Graph* graph : graphs) {
+    paths.push_back(dir_.path() + "/model" + std::to_string(files_++) + ".onnx");
+    onnx_io::export_model(*graph, paths.back());
+  }
+  std::vector<Timing> timings;
+  try {
+    timings = worker_.time_files(paths, settings_, sizes, limits);
+  } catch (const Error&) {
+    for (const std::string& path : paths) std::filesystem::remove(path);
+    throw;
+  }
+  for (const std::string& path : paths) std::filesystem::remove(path);
+  measurements_ += static_cast<int64_t>(graphs.size());
+  return timings;
+}
+
+double OrtProfiler::run_overhead_ms() {
+  if (!overhead_ms_) {
+    const ir::Graph identity = identity_graph();
+    overhead_ms_ = time_graphs({&identity}, {}, node_limits()).front().median_ms;
+    logger("profile")->debug("a session run costs {:.4f} ms by itself", *overhead_ms_);
+  }
+  return *overhead_ms_;
+}
+
+cost::CacheEntry OrtProfiler::measure_node(const cost::Miss& miss, const cost::DimSizes& sizes) {
+  cost::CacheEntry entry{miss.signature, backend(), 0, 0, 0, {}};
+  try {
+    const double overhead = run_overhead_ms();
+    const search::Subgraph node = search::extract(miss.graph, {miss.node});
+    const Timing timing = time_graphs({&node.graph}, sizes, node_limits()).front();
+    entry.median_ms = std::max(0.0, timing.median_ms - overhead);
+    entry.std_ms = timing.std_ms;
+    entry.runs = timing.runs;
+  } catch (const Error& error) {
+    entry.error = error.what();
+    logger("profile")->debug("cannot measure {}: {}", miss.signature, entry.error);
+  }
+  return entry;
+}
+
+}  // namespace graphsub::profile

@@ -1,0 +1,61 @@
+// The onnxruntime CPU target's profiler: graphs and single nodes timed as ONNX models.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "profile/ort_worker.h"
+#include "profile/profiler.h"
+
+namespace graphsub::profile {
+
+/// A folder under $TMPDIR (or /tmp) that is removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+/// Measures in onnxruntime on this machine's CPU, with the session settings the user's run will
+/// have. A graph is exported as an ONNX model (weights as initializers, so the runtime prepacks
+/// them as it would in the whole model) and timed by the worker; a node is timed as a one-node
+/// model, less the run overhead of a one-Identity model measured once per profiler (the cost of a
+/// session run call, which a node inside a whole model does not pay).
+class OrtProfiler : public Profiler {
+ public:
+  /// Starts the worker. Throws graphsub::Error when onnxruntime is not available.
+  explicit OrtProfiler(OrtSettings settings, const std::string& python = default_python());
+
+  const cost::CacheHeader& header() const override { return header_; }
+  const std::string& backend() const override { return header_.target; }
+  std::vector<Timing> time_graphs(const std::vector<const ir::Graph*>& graphs, const cost::DimSizes& sizes,
+                                  const TimingLimits& limits) override;
+  cost::CacheEntry measure_node(const cost::Miss& miss, const cost::DimSizes& sizes) override;
+  int64_t measurements() const override { return measurements_; }
+
+  /// The limits of a node's measurement: a few milliseconds each, stable to 2 % or 1 µs.
+  static TimingLimits node_limits();
+
+ private:
+  double run_overhead_ms();
+
+  OrtSettings settings_;
+  OrtWorker worker_;
+  cost::CacheHeader header_;
+  TempDir dir_;
+  std::optional<double> overhead_ms_;
+  int64_t measurements_ = 0;
+  int64_t files_ = 0;
+};
+
+/// The cache header of onnxruntime on the CPU with these settings, as the worker reports it.
+cost::CacheHeader ort_header(const OrtInfo& info, const OrtSettings& settings);
+
+}  // namespace graphsub::profile

@@ -1,0 +1,80 @@
+// The onnxruntime worker's protocol: hello, then timing requests, one JSON line each way.
+#include "profile/ort_worker.h"
+
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/error.h"
+#include "ir/log.h"
+#include "profile/ort_worker_source.h"
+
+namespace graphsub::profile {
+namespace {
+
+using Json = nlohmann::json;
+
+/// Seconds to wait for the worker to start and import onnxruntime.
+constexpr double kStartSeconds = 60;
+/// Seconds a timing request may take beyond its own time limit: loading and optimizing the
+/// models (a large transformer takes a few seconds) and the warm-up runs.
+constexpr double kSessionSeconds = 300;
+
+Json parse_answer(const std::string& line) {
+  Json answer;
+  try {
+    answer = Json::parse(line);
+  } catch (const Json::parse_error&) {
+    throw Error("the onnxruntime worker answered something that is not JSON: " + line.substr(0, 200));
+  }
+  if (!answer.is_object() || !answer.value("ok", false)) {
+    throw Error(answer.is_object() ? answer.value("error", std::string("unknown failure")) : line);
+  }
+  return answer;
+}
+
+}  // namespace
+
+const std::vector<std::string>& ort_levels() {
+  static const std::vector<std::string> levels = {"disabled", "basic", "extended", "all"};
+  return levels;
+}
+
+std::string default_python() {
+  const char* python = std::getenv("GRAPHSUB_PYTHON");
+  return python && *python ? python : "python3";
+}
+
+OrtWorker::OrtWorker(const std::string& python) {
+  try {
+    process_ = std::make_unique<Subprocess>(std::vector<std::string>{python, "-c", ort_worker_source()});
+    const Json hello = parse_answer(request(R"({"cmd": "hello"})", kStartSeconds));
+    info_ = {hello.at("onnxruntime").get<std::string>(), hello.at("cpu").get<std::string>(),
+             hello.at("python").get<std::string>()};
+  } catch (const Error& error) {
+    throw Error(std::string("onnxruntime is not available (") + python + "): " + error.what());
+  }
+  logger("profile")->info("onnxruntime {} (Python {}) on {}", info_.onnxruntime, info_.python, info_.cpu);
+}
+
+std::string OrtWorker::request(const std::string& line, double timeout_s) {
+  process_->write_line(line);
+  return process_->read_line(timeout_s);
+}
+
+std::vector<Timing> OrtWorker::time_files(const std::vector<std::string>& paths, const OrtSettings& settings,
+                                          const cost::DimSizes& sizes, const TimingLimits& limits, uint32_t seed) {
+  const Json ask = {{"cmd", "time"},           {"models", paths},
+                    {"threads", settings.threads}, {"level", settings.level},
+                    {"dims", sizes},           {"seed", seed},
+                    {"warmup", limits.warmup}, {"min_runs", limits.min_runs},
+                    {"max_runs", limits.max_runs}, {"max_seconds", limits.max_seconds},
+                    {"rel_error", limits.rel_error}, {"abs_error_ms", limits.abs_error_ms}};
+  const Json answer = parse_answer(request(ask.dump(), limits.max_seconds + kSessionSeconds));
+  std::vector<Timing> timings;
+  for (const Json& samples : answer.at("samples_ms")) timings.push_back(summarize(samples.get<std::vector<double>>()));
+  if (timings.size() != paths.size()) throw Error("the onnxruntime worker timed the wrong number of models");
+  return timings;
+}
+
+}  // namespace graphsub::profile

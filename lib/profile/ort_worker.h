@@ -1,0 +1,61 @@
+// onnxruntime, driven from C++ through a Python worker process that speaks JSON lines.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cost/cost_cache.h"
+#include "profile/subprocess.h"
+#include "profile/timing.h"
+
+namespace graphsub::profile {
+
+/// The session settings of onnxruntime that change its speed; a run is only comparable with
+/// runs of the same settings.
+struct OrtSettings {
+  int threads = 1;            ///< intra_op_num_threads (inter-op: 1, sequential execution).
+  std::string level = "all";  ///< Graph optimization level: disabled, basic, extended, all.
+};
+
+/// The optimization levels onnxruntime names, for option checks.
+const std::vector<std::string>& ort_levels();
+
+/// What the worker found on this machine.
+struct OrtInfo {
+  std::string onnxruntime;  ///< onnxruntime's version.
+  std::string cpu;          ///< The CPU model (/proc/cpuinfo's model name).
+  std::string python;       ///< The Python version running it.
+};
+
+/// The Python interpreter that runs the worker: $GRAPHSUB_PYTHON, else python3.
+std::string default_python();
+
+/// A running onnxruntime worker (lib/profile/ort_worker.py, compiled into graphsub). Why a worker
+/// process and not onnxruntime's C API: the PyPI wheel, which is how onnxruntime reaches a
+/// Debian machine, ships its shared library without headers, and Python's onnxruntime API is
+/// the one most users time their models with; timing happens inside the worker, so the pipe
+/// costs nothing measured. One request at a time.
+class OrtWorker {
+ public:
+  /// Starts the worker and asks what it runs. Throws graphsub::Error naming the cause
+  /// ("onnxruntime is not available: No module named 'onnxruntime'") when it cannot start.
+  explicit OrtWorker(const std::string& python = default_python());
+
+  const OrtInfo& info() const { return info_; }
+
+  /// Times the model files alternately (lib/profile/ort_worker.py says how), symbolic dims at
+  /// `sizes`, inputs from `seed`: one Timing per file. Throws graphsub::Error with onnxruntime's
+  /// message when a model cannot be loaded or run.
+  std::vector<Timing> time_files(const std::vector<std::string>& paths, const OrtSettings& settings,
+                                 const cost::DimSizes& sizes, const TimingLimits& limits, uint32_t seed = 0);
+
+ private:
+  std::string request(const std::string& line, double timeout_s);
+
+  std::unique_ptr<Subprocess> process_;
+  OrtInfo info_;
+};
+
+}  // namespace graphsub::profile

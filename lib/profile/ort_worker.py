@@ -1,0 +1,149 @@
+"""graphsub's onnxruntime worker: times ONNX models in onnxruntime on the CPU, speaking JSON lines.
+
+graphsub (lib/profile/ort_worker.cc) starts it as `python3 -c <this text>` and keeps it for the
+whole run. Each request is one JSON object on a line of stdin; each answer one JSON object on a
+line of stdout (nothing else is ever printed there). Any failure answers {"ok": false, "error": ...}
+and the worker goes on with the next request.
+
+  {"cmd": "hello"}
+    -> {"ok": true, "onnxruntime": "1.23.2", "cpu": "<model name>", "python": "3.11.7"}
+  {"cmd": "time", "models": [path, ...], "threads": 1, "level": "all", "dims": {"N": 8},
+   "seed": 0, "warmup": 3, "min_runs": 10, "max_runs": 100, "max_seconds": 5.0,
+   "rel_error": 0.01, "abs_error_ms": 0.0005}
+    -> {"ok": true, "samples_ms": [[...], ...]}   (one list of run times per model, in order)
+
+The models are timed alternately: each round runs every model once, in reverse order every other
+round (A B B A ...), so a drift of the machine's speed falls on all of them alike. The rounds stop
+when every model has min_runs runs and the standard error of each one's mean is at most
+max(abs_error_ms, rel_error x mean); or at max_runs; or once max_seconds have passed (with at least
+three runs each). Inputs are seeded random data, the same for every model of a request: floats standard normal, integers and booleans zero
+(a valid index, a valid shape-copy marker); symbolic dims take their size from "dims", else 1.
+"""
+import json
+import math
+import platform
+import sys
+import time
+
+import numpy as np
+import onnxruntime as ort
+
+LEVELS = {
+    "disabled": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+    "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+    "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+    "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+}
+
+DTYPES = {
+    "tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16,
+    "tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(int16)": np.int16,
+    "tensor(int8)": np.int8, "tensor(uint8)": np.uint8, "tensor(uint16)": np.uint16,
+    "tensor(uint32)": np.uint32, "tensor(uint64)": np.uint64, "tensor(bool)": np.bool_,
+}
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def session(path, request):
+    try:
+        return new_session(path, request)
+    except Exception as error:
+        raise RuntimeError(f"onnxruntime cannot load '{path}': {error}") from None
+
+
+def new_session(path, request):
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = int(request["threads"])
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = LEVELS[request["level"]]
+    options.log_severity_level = 3
+    return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+
+
+def dim_size(dim, dims):
+    if isinstance(dim, int) and dim >= 0:
+        return dim
+    return int(dims.get(dim, 1)) if isinstance(dim, str) else 1
+
+
+def feeds(sess, request, rng):
+    dims = request.get("dims", {})
+    result = {}
+    for value in sess.get_inputs():
+        if value.type not in DTYPES:
+            raise ValueError(f"input '{value.name}' has type {value.type}, which the worker cannot feed")
+        shape = [dim_size(d, dims) for d in value.shape]
+        dtype = DTYPES[value.type]
+        if np.issubdtype(dtype, np.floating):
+            result[value.name] = rng.standard_normal(shape).astype(dtype)
+        else:
+            result[value.name] = np.zeros(shape, dtype=dtype)
+    return result
+
+
+def stable(samples, request):
+    if len(samples) < int(request["min_runs"]):
+        return False
+    mean = sum(samples) / len(samples)
+    variance = sum((x - mean) ** 2 for x in samples) / (len(samples) - 1)
+    error = math.sqrt(variance / len(samples))
+    return error <= max(float(request["abs_error_ms"]), float(request["rel_error"]) * mean)
+
+
+def time_models(request):
+    sessions = [session(path, request) for path in request["models"]]
+    inputs = [feeds(sess, request, np.random.default_rng(int(request.get("seed", 0)))) for sess in sessions]
+    for path, sess, feed in zip(request["models"], sessions, inputs):
+        try:
+            for _ in range(max(1, int(request["warmup"]))):
+                sess.run(None, feed)
+        except Exception as error:
+            raise RuntimeError(f"onnxruntime cannot run '{path}': {error}") from None
+    samples = [[] for _ in sessions]
+    start = time.perf_counter()
+    for round_index in range(int(request["max_runs"])):
+        order = range(len(sessions)) if round_index % 2 == 0 else reversed(range(len(sessions)))
+        for i in order:
+            begin = time.perf_counter_ns()
+            sessions[i].run(None, inputs[i])
+            samples[i].append((time.perf_counter_ns() - begin) / 1e6)
+        if all(stable(s, request) for s in samples):
+            break
+        if time.perf_counter() - start >= float(request["max_seconds"]) and round_index >= 2:
+            break
+    return {"ok": True, "samples_ms": samples}
+
+
+def answer(request):
+    if request.get("cmd") == "hello":
+        return {"ok": True, "onnxruntime": ort.__version__, "cpu": cpu_model(),
+                "python": platform.python_version()}
+    if request.get("cmd") == "time":
+        return time_models(request)
+    raise ValueError(f"unknown request {request.get('cmd')!r}")
+
+
+def main():
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            reply = answer(json.loads(line))
+        except Exception as error:  # every failure goes back to graphsub as one message
+            reply = {"ok": False, "error": " ".join(str(error).split()) or type(error).__name__}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+main()

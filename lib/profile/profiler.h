@@ -1,0 +1,41 @@
+// The profiler interface: what a measured target can time, whatever runs it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cost/cached_model.h"
+#include "cost/cost_cache.h"
+#include "ir/graph.h"
+#include "profile/timing.h"
+
+namespace graphsub::profile {
+
+/// A target that runs graphs and times them on this machine: onnxruntime on the CPU
+/// (OrtProfiler); cuDNN/cuBLAS later, behind the same interface. Not thread-safe: one caller at
+/// a time (measurements on a shared machine would disturb each other anyway).
+class Profiler {
+ public:
+  virtual ~Profiler() = default;
+
+  /// Where and how this profiler measures: the header of the cost cache its numbers go to.
+  virtual const cost::CacheHeader& header() const = 0;
+  /// The backend named in its cache entries ("onnxruntime-cpu").
+  virtual const std::string& backend() const = 0;
+
+  /// Times whole graphs alternately (a round runs each once), on the same seeded inputs with
+  /// symbolic dims at `sizes`: one Timing per graph, in order. Throws graphsub::Error when the
+  /// target cannot load or run one of them.
+  virtual std::vector<Timing> time_graphs(const std::vector<const ir::Graph*>& graphs, const cost::DimSizes& sizes,
+                                          const TimingLimits& limits) = 0;
+
+  /// Measures the node of `miss` on its own: the cache entry of its signature, whose time is
+  /// what the node adds to a graph's run (the profiler's fixed per-run overhead taken out), or
+  /// whose error says why the target could not run it.
+  virtual cost::CacheEntry measure_node(const cost::Miss& miss, const cost::DimSizes& sizes) = 0;
+
+  /// How many graphs and nodes this profiler has timed so far.
+  virtual int64_t measurements() const = 0;
+};
+
+}  // namespace graphsub::profile

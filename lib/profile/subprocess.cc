@@ -1,0 +1,150 @@
+// Spawning a line-speaking child with posix_spawnp, pipes and poll.
+#include "profile/subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "ir/error.h"
+
+extern char** environ;
+
+namespace graphsub::profile {
+namespace {
+
+/// A connected pair of stream sockets, closed on exec in this process's other children. A
+/// socket rather than a pipe, so that writing to a child that has gone fails with EPIPE
+/// (MSG_NOSIGNAL) instead of raising SIGPIPE in the whole process.
+void make_channel(int fds[2]) {
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    throw Error(std::string("cannot create a socket pair: ") + std::strerror(errno));
+  }
+}
+
+/// ": reason", or nothing for an empty reason.
+std::string with_reason(const std::string& reason) { return reason.empty() ? "" : ": " + reason; }
+
+/// A new empty temporary file's path, for a child's stderr.
+std::string temporary_file() {
+  const char* dir = std::getenv("TMPDIR");
+  std::string path = std::string(dir && *dir ? dir : "/tmp") + "/graphsub-stderr-XXXXXX";
+  const int fd = ::mkstemp(path.data());
+  if (fd < 0) throw Error("cannot create a temporary file in " + path.substr(0, path.rfind('/')));
+  ::close(fd);
+  return path;
+}
+
+}  // namespace
+
+Subprocess::Subprocess(const std::vector<std::string>& argv) : stderr_path_(temporary_file()) {
+  int in[2];
+  int out[2];
+  make_channel(in);
+  make_channel(out);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_path_.c_str(), O_WRONLY | O_TRUNC, 0600);
+  std::vector<char*> args;
+  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  const int failed = ::posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(in[0]);
+  ::close(out[1]);
+  to_child_ = in[1];
+  from_child_ = out[0];
+  if (failed != 0) {
+    pid_ = -1;
+    throw Error("cannot start '" + argv[0] + "': " + std::strerror(failed));
+  }
+}
+
+Subprocess::~Subprocess() {
+  if (to_child_ >= 0) ::close(to_child_);
+  if (pid_ > 0) {
+    int status = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (::waitpid(pid_, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        kill_child();
+        break;
+      }
+      ::usleep(10000);
+    }
+  }
+  if (from_child_ >= 0) ::close(from_child_);
+  std::remove(stderr_path_.c_str());
+}
+
+void Subprocess::kill_child() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+void Subprocess::write_line(const std::string& line) {
+  const std::string text = line + "\n";
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::send(to_child_, text.data() + done, text.size() - done, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw Error("the child process has ended" + with_reason(last_stderr_line()));
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+std::string Subprocess::read_line(double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (;;) {
+    const std::size_t newline = buffer_.find('\n');
+    if (newline != std::string::npos) {
+      std::string line = buffer_.substr(0, newline);
+      buffer_.erase(0, newline + 1);
+      return line;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      kill_child();
+      throw Error("the child process gave no answer within " + std::to_string(static_cast<int>(timeout_s)) +
+                  " s and was stopped");
+    }
+    pollfd ready{from_child_, POLLIN, 0};
+    if (::poll(&ready, 1, static_cast<int>(left.count())) < 0 && errno != EINTR) {
+      throw Error(std::string("cannot wait for the child process: ") + std::strerror(errno));
+    }
+    if (ready.revents == 0) continue;
+    char chunk[65536];
+    const ssize_t n = ::read(from_child_, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      throw Error("the child process ended without answering" + with_reason(last_stderr_line()));
+    }
+    buffer_.append(chunk, static_cast<std::size_t>(n));
+  }
+}
+
+std::string Subprocess::last_stderr_line() const {
+  std::ifstream in(stderr_path_, std::ios::binary);
+  std::string line;
+  std::string last;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  }
+  return last;
+}
+
+}  // namespace graphsub::profile

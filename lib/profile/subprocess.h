@@ -1,0 +1,44 @@
+// A child process spoken to by lines: its stdin and stdout are sockets, its stderr goes to a file.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace graphsub::profile {
+
+/// A running child process that reads requests on stdin and answers on stdout, one line each.
+/// Its stderr is collected in a temporary file, whose last line explains a failure. The destructor
+/// closes stdin, waits briefly, and kills the child if it has not ended.
+class Subprocess {
+ public:
+  /// Starts `argv[0]` (looked up on PATH) with `argv`. Throws graphsub::Error when it cannot start.
+  explicit Subprocess(const std::vector<std::string>& argv);
+  ~Subprocess();
+  Subprocess(const Subprocess&) = delete;
+  Subprocess& operator=(const Subprocess&) = delete;
+
+  /// Writes one line (a newline is added). Throws graphsub::Error when the child has gone.
+  void write_line(const std::string& line);
+
+  /// The next line of the child's stdout, without its newline. Throws graphsub::Error when the
+  /// child closes stdout or gives no complete line within `timeout_s` seconds (the child is then
+  /// killed, so a hung child never hangs the caller).
+  std::string read_line(double timeout_s);
+
+  /// The last non-blank line the child wrote to stderr so far (an exception's message, for
+  /// error messages); empty when it wrote nothing.
+  std::string last_stderr_line() const;
+
+ private:
+  void kill_child();
+
+  pid_t pid_ = -1;
+  int to_child_ = -1;
+  int from_child_ = -1;
+  std::string stderr_path_;
+  std::string buffer_;  ///< Bytes read from stdout after the last complete line.
+};
+
+}  // namespace graphsub::profile

@@ -1,0 +1,37 @@
+// Summaries of timed runs.
+#include "profile/timing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <utility>
+
+namespace graphsub::profile {
+
+double percentile(const std::vector<double>& sorted, double fraction) {
+  if (sorted.empty()) return 0;
+  const double rank = fraction * static_cast<double>(sorted.size() - 1);
+  const auto low = static_cast<std::size_t>(std::floor(rank));
+  const std::size_t high = std::min(low + 1, sorted.size() - 1);
+  return sorted[low] + (rank - static_cast<double>(low)) * (sorted[high] - sorted[low]);
+}
+
+Timing summarize(std::vector<double> samples_ms) {
+  Timing timing;
+  timing.runs = static_cast<int64_t>(samples_ms.size());
+  if (samples_ms.empty()) return timing;
+  std::vector<double> sorted = samples_ms;
+  std::sort(sorted.begin(), sorted.end());
+  timing.median_ms = percentile(sorted, 0.5);
+  timing.p10_ms = percentile(sorted, 0.1);
+  timing.p90_ms = percentile(sorted, 0.9);
+  const double n = static_cast<double>(sorted.size());
+  timing.mean_ms = std::accumulate(sorted.begin(), sorted.end(), 0.0) / n;
+  double squares = 0;
+  for (double x : sorted) squares += (x - timing.mean_ms) * (x - timing.mean_ms);
+  timing.std_ms = sorted.size() > 1 ? std::sqrt(squares / (n - 1)) : 0;
+  timing.samples_ms = std::move(samples_ms);
+  return timing;
+}
+
+}  // namespace graphsub::profile

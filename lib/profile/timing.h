@@ -1,0 +1,37 @@
+// Timed runs of a graph and their summary: median, spread, percentiles.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace graphsub::profile {
+
+/// How long to time something and when its numbers are stable enough.
+struct TimingLimits {
+  int warmup = 3;              ///< Untimed runs first (allocations, caches, prepacking).
+  int min_runs = 10;           ///< Timed runs at least.
+  int max_runs = 100;          ///< Timed runs at most.
+  double max_seconds = 5;      ///< Stop after this long (with at least three runs each).
+  double rel_error = 0.01;     ///< Stable when the standard error of the mean is at most this × the mean...
+  double abs_error_ms = 5e-4;  ///< ... or at most this many milliseconds.
+};
+
+/// The timed runs of one graph, in milliseconds, and their summary.
+struct Timing {
+  std::vector<double> samples_ms;  ///< In the order they ran.
+  double median_ms = 0;
+  double p10_ms = 0;
+  double p90_ms = 0;
+  double mean_ms = 0;
+  double std_ms = 0;  ///< Sample standard deviation (0 for one run).
+  int64_t runs = 0;
+};
+
+/// The summary of `samples_ms` (percentiles by linear interpolation between closest ranks).
+/// An empty list gives runs 0 and zeros.
+Timing summarize(std::vector<double> samples_ms);
+
+/// The value below which `fraction` (0..1) of the sorted `values` lie, by linear interpolation.
+double percentile(const std::vector<double>& sorted, double fraction);
+
+}  // namespace graphsub::profile

@@ -1,0 +1,60 @@
+// A deterministic cost source for the measured checks: a profiler that answers from a table.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cost/cost_cache.h"
+#include "ir/error.h"
+#include "profile/profiler.h"
+
+namespace graphsub::testing {
+
+/// A Profiler whose "measurements" are looked up in tables the test fills, so that the logic
+/// built on measurements (cache, judge, guard) can be checked exactly. It counts what it was
+/// asked; a graph or node without a table entry fails as a real target would.
+class TableProfiler : public profile::Profiler {
+ public:
+  explicit TableProfiler(std::string device = "Table CPU")
+      : header_{"onnxruntime-cpu", std::move(device), "", {{"onnxruntime", "0.0-test"}},
+                {{"graph_optimization_level", "all"}, {"intra_op_threads", "1"}}} {}
+
+  std::map<std::string, double> graph_ms;  ///< graph_signature → median time.
+  std::map<std::string, double> node_ms;   ///< op_signature → time.
+  std::function<double(const ir::Graph&)> graph_rule;  ///< The time of a graph not in graph_ms, if set.
+  std::function<double(const cost::Miss&)> node_rule;  ///< The time of a node not in node_ms, if set.
+  int graph_calls = 0;
+  int node_calls = 0;
+
+  const cost::CacheHeader& header() const override { return header_; }
+  const std::string& backend() const override { return header_.target; }
+  int64_t measurements() const override { return graph_calls + node_calls; }
+
+  std::vector<profile::Timing> time_graphs(const std::vector<const ir::Graph*>& graphs, const cost::DimSizes& sizes,
+                                           const profile::TimingLimits&) override {
+    std::vector<profile::Timing> timings;
+    for (const ir::Graph* graph : graphs) {
+      ++graph_calls;
+      const auto it = graph_ms.find(cost::graph_signature(*graph, sizes));
+      if (it == graph_ms.end() && !graph_rule) throw Error("the table has no time for this graph");
+      const double ms = it == graph_ms.end() ? graph_rule(*graph) : it->second;
+      timings.push_back(profile::summarize({ms, ms, ms}));
+    }
+    return timings;
+  }
+
+  cost::CacheEntry measure_node(const cost::Miss& miss, const cost::DimSizes&) override {
+    ++node_calls;
+    const auto it = node_ms.find(miss.signature);
+    if (it != node_ms.end()) return {miss.signature, backend(), it->second, 0, 3, {}};
+    if (node_rule) return {miss.signature, backend(), node_rule(miss), 0, 3, {}};
+    return {miss.signature, backend(), 0, 0, 0, "not in the table"};
+  }
+
+ private:
+  cost::CacheHeader header_;
+};
+
+}  // namespace graphsub::testing

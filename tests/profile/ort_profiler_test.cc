@@ -1,0 +1,83 @@
+// Tests of onnxruntime as a measured target: the worker, whole graphs, single nodes. They need
+// python3 with onnxruntime, which scripts/setup.sh installs.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "cost/cached_model.h"
+#include "cost/device.h"
+#include "ir/error.h"
+#include "onnx_io/onnx_io.h"
+#include "profile/ort_profiler.h"
+
+namespace graphsub {
+namespace {
+
+std::string model_path(const std::string& name) { return std::string(GRAPHSUB_SOURCE_DIR) + "/models/" + name; }
+
+/// One worker for the whole test program: starting Python and onnxruntime takes a moment.
+profile::OrtProfiler& profiler() {
+  static profile::OrtProfiler shared(profile::OrtSettings{});
+  return shared;
+}
+
+TEST_CASE("the worker names onnxruntime's version and the CPU", "[profile]") {
+  const cost::CacheHeader& header = profiler().header();
+  CHECK(header.target == "onnxruntime-cpu");
+  CHECK(!header.device.empty());
+  CHECK(!header.libraries.at("onnxruntime").empty());
+  CHECK(header.settings.at("intra_op_threads") == "1");
+  CHECK(header.settings.at("graph_optimization_level") == "all");
+}
+
+TEST_CASE("model files are timed alternately until the limits", "[profile]") {
+  profile::OrtWorker worker;
+  profile::TimingLimits limits;
+  limits.min_runs = 7;
+  limits.max_runs = 7;
+  const auto timings = worker.time_files({model_path("small_cnn.onnx"), model_path("symbolic_dims.onnx")},
+                                         profile::OrtSettings{}, {{"N", 2}}, limits);
+  REQUIRE(timings.size() == 2);
+  for (const profile::Timing& timing : timings) {
+    CHECK(timing.runs == 7);
+    CHECK(timing.median_ms > 0);
+    CHECK(timing.p10_ms <= timing.median_ms);
+    CHECK(timing.median_ms <= timing.p90_ms);
+  }
+}
+
+TEST_CASE("a model onnxruntime cannot load is an error naming it", "[profile]") {
+  profile::OrtWorker worker;
+  CHECK_THROWS_WITH(worker.time_files({model_path("cycle.onnx")}, {}, {}, {}),
+                    Catch::Contains("cannot load") && Catch::Contains("cycle.onnx"));
+  // The worker goes on answering after a failure.
+  CHECK(worker.time_files({model_path("small_cnn.onnx")}, {}, {}, {}).front().runs >= 10);
+}
+
+TEST_CASE("without onnxruntime the worker does not start, and says why", "[profile]") {
+  CHECK_THROWS_WITH(profile::OrtWorker("/no/such/python"), Catch::StartsWith("onnxruntime is not available"));
+  CHECK_THROWS_WITH(profile::OrtWorker("false"), Catch::StartsWith("onnxruntime is not available"));
+}
+
+TEST_CASE("graphs are exported and timed; a node is timed alone", "[profile]") {
+  const ir::Graph graph = onnx_io::import_model(model_path("small_cnn.onnx"));
+  const auto timings = profiler().time_graphs({&graph, &graph}, {{"N", 1}}, profile::TimingLimits{});
+  REQUIRE(timings.size() == 2);
+  CHECK(timings[0].median_ms > 0);
+  const int64_t before = profiler().measurements();
+  const ir::NodeId conv = graph.node_ids().front();
+  REQUIRE(graph.node(conv).op == ir::OpKind::kConv);
+  const cost::Miss miss{cost::op_signature(graph, conv), graph, conv};
+  const cost::CacheEntry entry = profiler().measure_node(miss, {});
+  CHECK_FALSE(entry.failed());
+  CHECK(entry.signature == miss.signature);
+  CHECK(entry.backend == "onnxruntime-cpu");
+  CHECK(entry.runs >= profile::OrtProfiler::node_limits().min_runs);
+  CHECK(entry.median_ms >= 0);
+  CHECK(profiler().measurements() > before);
+}
+
+}  // namespace
+}  // namespace graphsub
