@@ -7,7 +7,8 @@ given opsets with PyTorch's TorchScript exporter, then for each model: runs
 in onnxruntime on the same random inputs, and checks that graph input/output names, order and
 types are unchanged and that the estimated cost (from `--report`) did not rise. Operators whose
 count dropped (merged, fused or eliminated by a rule, or folded) are listed, not failed. Needs torch, torchvision and (for BERT) transformers: not part of CI, because those
-packages are several GB; see README.md for the last results.
+packages are several GB; see README.md for the last results. The models and their export come from
+torch_models.py.
 """
 import argparse
 import collections
@@ -21,75 +22,12 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
-
-def torchvision_model(name):
-    import torchvision
-    def build():
-        kwargs = {"aux_logits": False, "init_weights": True} if name == "inception_v3" else {}
-        model = getattr(torchvision.models, name)(weights=None, **kwargs).eval()
-        size = 299 if name == "inception_v3" else 224
-        return model, (torch_randn(1, 3, size, size),), ["input"], {"input": {0: "batch"}}, {"batch": 2}
-    return build
+from torch_models import MODELS, export
 
 
-def torch_randn(*shape):
-    import torch
-    torch.manual_seed(0)
-    return torch.randn(*shape)
-
-
-def transformer_encoder():
-    import torch
-    torch.backends.mha.set_fastpath_enabled(False)  # the fused kernel has no ONNX export
-    layer = torch.nn.TransformerEncoderLayer(d_model=256, nhead=8, dim_feedforward=1024, batch_first=True)
-    model = torch.nn.TransformerEncoder(layer, num_layers=4, enable_nested_tensor=False).eval()
-    # The TorchScript exporter bakes the traced sizes into attention's reshapes: check at those.
-    return model, (torch_randn(2, 16, 256),), ["tokens"], {"tokens": {0: "batch", 1: "sequence"}}, \
-        {"batch": 2, "sequence": 16}
-
-
-def bert_base():
-    import torch
-    from transformers import BertConfig, BertModel
-
-    class Encoder(torch.nn.Module):
-        """BERT-base returning its last hidden state, called with keywords as the tracer cannot."""
-        def __init__(self):
-            super().__init__()
-            self.bert = BertModel(BertConfig(attn_implementation="eager")).eval()
-
-        def forward(self, input_ids, attention_mask):
-            return self.bert(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).last_hidden_state
-
-    torch.manual_seed(0)
-    ids = torch.randint(0, 1000, (1, 32))
-    return Encoder().eval(), (ids, torch.ones_like(ids)), ["input_ids", "attention_mask"], \
-        {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"}}, \
-        {"batch": 1, "sequence": 32}
-
-
-MODELS = {
-    "resnet18": torchvision_model("resnet18"),
-    "resnet50": torchvision_model("resnet50"),
-    "inception_v3": torchvision_model("inception_v3"),
-    "squeezenet1_1": torchvision_model("squeezenet1_1"),
-    "mobilenet_v2": torchvision_model("mobilenet_v2"),
-    "transformer_encoder": transformer_encoder,
-    "bert_base": bert_base,
-}
-
-
-def export(name, opset, folder):
-    """Exports the model (once) and returns its path and the sizes to run it at."""
-    import torch
-    path = os.path.join(folder, f"{name}_opset{opset}.onnx")
-    model, args, input_names, dynamic_axes, dims = MODELS[name]()
-    if os.path.exists(path):
-        return path, dims
-    with torch.no_grad():
-        torch.onnx.export(model, args, path, opset_version=opset, dynamo=False, input_names=input_names,
-                          dynamic_axes=dynamic_axes, do_constant_folding=True)
-    return path, dims
+# The original seven: the default set checked (see README.md); --models takes any of the zoo.
+DEFAULT_MODELS = ["resnet18", "resnet50", "inception_v3", "squeezenet1_1", "mobilenet_v2", "transformer_encoder",
+                  "bert_base"]
 
 
 def random_feeds(session, dims):
@@ -178,7 +116,7 @@ def main():
     parser.add_argument("--graphsub", required=True)
     parser.add_argument("--folder", default="/tmp/graphsub_torch_models")
     parser.add_argument("--opsets", type=int, nargs="+", default=[13, 17])
-    parser.add_argument("--models", nargs="+", default=list(MODELS))
+    parser.add_argument("--models", nargs="+", default=DEFAULT_MODELS, choices=list(MODELS), metavar="NAME")
     args = parser.parse_args()
     os.makedirs(args.folder, exist_ok=True)
     failures = 0

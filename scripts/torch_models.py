@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""A zoo of real PyTorch models exported to ONNX, for graphsub's speed benchmark and checks.
+
+Builds torchvision classifiers, transformer encoders (PyTorch's own and BERT-base), an LSTM and a
+ResNeXt block written as 32 explicit branches, all with random weights (nothing is downloaded;
+`torch.manual_seed(0)` before each build, so exports are reproducible), batch 1 and 224x224 images
+(299 for Inception-v3), and exports them with PyTorch's TorchScript exporter. Importable:
+`MODELS` maps a name to its builder and `export(name, opset, folder)` writes the ONNX file once.
+From the command line it exports the models and prints name, path, ONNX node count and size:
+
+  python3 scripts/torch_models.py --folder DIR [--opset 17] [--models NAME ...]
+  python3 scripts/torch_models.py --list
+
+Needs torch, torchvision and (for BERT) transformers: not part of CI, because those packages are
+several GB.
+"""
+import argparse
+import os
+import sys
+
+# Builder: () -> (module in eval mode, example args, input names, dynamic axes or None, sizes of
+# the symbolic dimensions to run the model at).
+
+
+def torch_randn(*shape):
+    import torch
+    torch.manual_seed(0)
+    return torch.randn(*shape)
+
+
+def torchvision_model(name):
+    """A torchvision classifier on one image; its batch dimension is left symbolic."""
+    def build():
+        import torch
+        import torchvision
+        torch.manual_seed(0)
+        kwargs = {"aux_logits": False, "init_weights": True} if name in ("inception_v3", "googlenet") else {}
+        model = getattr(torchvision.models, name)(weights=None, **kwargs).eval()
+        size = 299 if name == "inception_v3" else 224
+        return model, (torch_randn(1, 3, size, size),), ["input"], {"input": {0: "batch"}}, {"batch": 2}
+    return build
+
+
+def transformer_encoder():
+    """PyTorch's TransformerEncoder: 4 layers, width 256, 8 heads."""
+    import torch
+    torch.manual_seed(0)
+    torch.backends.mha.set_fastpath_enabled(False)  # the fused kernel has no ONNX export
+    layer = torch.nn.TransformerEncoderLayer(d_model=256, nhead=8, dim_feedforward=1024, batch_first=True)
+    model = torch.nn.TransformerEncoder(layer, num_layers=4, enable_nested_tensor=False).eval()
+    # The TorchScript exporter bakes the traced sizes into attention's reshapes: check at those.
+    return model, (torch_randn(2, 16, 256),), ["tokens"], {"tokens": {0: "batch", 1: "sequence"}}, \
+        {"batch": 2, "sequence": 16}
+
+
+def bert_base():
+    """BERT-base (transformers, eager attention) on 32 tokens, returning its last hidden state."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    class Encoder(torch.nn.Module):
+        """BERT-base returning its last hidden state, called with keywords as the tracer cannot."""
+        def __init__(self):
+            super().__init__()
+            self.bert = BertModel(BertConfig(attn_implementation="eager")).eval()
+
+        def forward(self, input_ids, attention_mask):
+            return self.bert(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).last_hidden_state
+
+    torch.manual_seed(0)
+    model = Encoder().eval()
+    torch.manual_seed(0)
+    ids = torch.randint(0, 1000, (1, 32))
+    return model, (ids, torch.ones_like(ids)), ["input_ids", "attention_mask"], \
+        {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"}}, \
+        {"batch": 1, "sequence": 32}
+
+
+def rnn_lstm():
+    """A 2-layer LSTM (input 128, hidden 256, batch first) over 32 steps, with a Linear head."""
+    import torch
+
+    class Tagger(torch.nn.Module):
+        """LSTM then a Linear layer on every step's output."""
+        def __init__(self):
+            super().__init__()
+            self.lstm = torch.nn.LSTM(input_size=128, hidden_size=256, num_layers=2, batch_first=True)
+            self.head = torch.nn.Linear(256, 128)
+
+        def forward(self, x):
+            return self.head(self.lstm(x)[0])
+
+    torch.manual_seed(0)
+    return Tagger().eval(), (torch_randn(1, 32, 128),), ["sequence"], None, {}
+
+
+def resnext_branches():
+    """A ResNeXt block (cardinality 32, width 4) written as 32 explicit branches, summed with the input."""
+    import torch
+    nn = torch.nn
+
+    class Block(nn.Module):
+        """relu(x + sum of 32 branches 1x1 conv 256->4, relu, 3x3 conv 4->4, relu, 1x1 conv 4->256)."""
+        def __init__(self, channels=256, branches=32, width=4):
+            super().__init__()
+            self.branches = nn.ModuleList(nn.Sequential(
+                nn.Conv2d(channels, width, 1), nn.ReLU(),
+                nn.Conv2d(width, width, 3, padding=1), nn.ReLU(),
+                nn.Conv2d(width, channels, 1)) for _ in range(branches))
+
+        def forward(self, x):
+            total = x
+            for branch in self.branches:
+                total = total + branch(x)
+            return torch.relu(total)
+
+    torch.manual_seed(0)
+    return Block().eval(), (torch_randn(1, 256, 56, 56),), ["input"], None, {}
+
+
+MODELS = {
+    "resnet18": torchvision_model("resnet18"),
+    "resnet50": torchvision_model("resnet50"),
+    "inception_v3": torchvision_model("inception_v3"),
+    "squeezenet1_1": torchvision_model("squeezenet1_1"),
+    "mobilenet_v2": torchvision_model("mobilenet_v2"),
+    "transformer_encoder": transformer_encoder,
+    "bert_base": bert_base,
+    "resnext50_32x4d": torchvision_model("resnext50_32x4d"),
+    "densenet121": torchvision_model("densenet121"),
+    "googlenet": torchvision_model("googlenet"),
+    "shufflenet_v2_x1_0": torchvision_model("shufflenet_v2_x1_0"),
+    "efficientnet_b0": torchvision_model("efficientnet_b0"),
+    "mobilenet_v3_large": torchvision_model("mobilenet_v3_large"),
+    "convnext_tiny": torchvision_model("convnext_tiny"),
+    "vit_b_16": torchvision_model("vit_b_16"),
+    "rnn_lstm": rnn_lstm,
+    "resnext_branches": resnext_branches,
+}
+
+
+def export(name, opset=17, folder="."):
+    """Exports the model (once) and returns its path and the sizes to run it at."""
+    import torch
+    path = os.path.join(folder, f"{name}_opset{opset}.onnx")
+    model, args, input_names, dynamic_axes, dims = MODELS[name]()
+    if os.path.exists(path):
+        return path, dims
+    with torch.no_grad():
+        torch.onnx.export(model, args, path, opset_version=opset, dynamo=False, input_names=input_names,
+                          dynamic_axes=dynamic_axes, do_constant_folding=True)
+    return path, dims
+
+
+def describe(path):
+    """Number of ONNX nodes (main graph) and file size in MB."""
+    import onnx
+    model = onnx.load(path, load_external_data=False)
+    return len(model.graph.node), os.path.getsize(path) / 2**20
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--folder", help="where the .onnx files are written")
+    parser.add_argument("--opset", type=int, default=17)
+    parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS), metavar="NAME")
+    parser.add_argument("--list", action="store_true", help="print the model names and exit")
+    args = parser.parse_args()
+    if args.list:
+        print("\n".join(MODELS))
+        return 0
+    if not args.folder:
+        parser.error("--folder is required (or --list)")
+    os.makedirs(args.folder, exist_ok=True)
+    for name in args.models:
+        try:
+            path, _ = export(name, args.opset, args.folder)
+        except Exception as error:  # PyTorch cannot export this model at this opset
+            print(f"SKIP {name} {' '.join(str(error).split())[:200]}", flush=True)
+            continue
+        nodes, megabytes = describe(path)
+        print(f"{name} {path} nodes={nodes} size={megabytes:.1f}MB", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
