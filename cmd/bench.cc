@@ -29,6 +29,7 @@ struct BenchOptions {
 nlohmann::json timing_json(const std::string& path, const profile::Timing& timing) {
   return {{"model", path},           {"median_ms", timing.median_ms}, {"p10_ms", timing.p10_ms},
           {"p90_ms", timing.p90_ms}, {"mean_ms", timing.mean_ms},     {"std_ms", timing.std_ms},
+          {"spread_ms", timing.spread_ms},
           {"runs", timing.runs}};
 }
 

@@ -3,7 +3,9 @@
 
 Exports torchvision and transformer models with random weights (nothing is downloaded) at the
 given opsets with PyTorch's TorchScript exporter, then for each model: runs
-`graphsub optimize --check 2` (reference executor), compares the original and the optimized model
+`graphsub optimize --target v100 --check 2` (reference executor; the v100 estimate, so that the
+search's rewrites are written rather than declined by measurement: this checks what they compute,
+scripts/bench_speed.py measures speed), compares the original and the optimized model
 in onnxruntime on the same random inputs, and checks that graph input/output names, order and
 types are unchanged and that the estimated cost (from `--report`) did not rise. Operators whose
 count dropped (merged, fused or eliminated by a rule, or folded) are listed, not failed. Needs torch, torchvision and (for BERT) transformers: not part of CI, because those
@@ -87,14 +89,15 @@ def check(graphsub, path, dims):
     report = path.replace(".onnx", ".report.json")
     dim_flags = [flag for name, size in dims.items() for flag in ("--dim", f"{name}={size}")]
     start = time.perf_counter()
-    run = subprocess.run([graphsub, "-q", "optimize", path, "-o", out, "--check", "2", "--report", report,
-                          *dim_flags], capture_output=True, text=True)
+    run = subprocess.run([graphsub, "-q", "optimize", path, "-o", out, "--target", "v100", "--check", "2",
+                          "--report", report, *dim_flags], capture_output=True, text=True)
     seconds = time.perf_counter() - start
     row = {"model": os.path.basename(path), "seconds": seconds, "graphsub": "ok" if run.returncode == 0 else
            run.stderr.strip().splitlines()[-1] if run.stderr.strip() else f"exit {run.returncode}"}
     if run.returncode != 0:
         # Without --check, to see whether import/export itself works and compare in onnxruntime.
-        plain = subprocess.run([graphsub, "-q", "optimize", path, "-o", out], capture_output=True, text=True)
+        plain = subprocess.run([graphsub, "-q", "optimize", path, "-o", out, "--target", "v100"], capture_output=True,
+                               text=True)
         if plain.returncode != 0:
             return row
     if run.returncode == 0:

@@ -63,7 +63,7 @@ CacheEntry entry_from(const Json& item) {
     return entry;
   }
   entry.median_ms = time_member(item, "median_ms");
-  entry.std_ms = time_member(item, "std_ms");
+  entry.spread_ms = time_member(item, "spread_ms");
   entry.runs = member(item, "runs", &Json::is_number_integer, "an integer").get<int64_t>();
   if (entry.runs < 1) throw Error("entry '" + entry.signature + "' has no runs");
   return entry;
@@ -108,7 +108,7 @@ OrderedJson entry_json(const CacheEntry& entry) {
     return item;
   }
   item["median_ms"] = entry.median_ms;
-  item["std_ms"] = entry.std_ms;
+  item["spread_ms"] = entry.spread_ms;
   item["runs"] = entry.runs;
   return item;
 }

@@ -34,20 +34,20 @@ struct CacheHeader {
 /// graph_optimization_level=all, intra_op_threads=1"), for messages and reports.
 std::string describe(const CacheHeader& header);
 
-/// One measured operator or graph: the median of `runs` timed executions and their standard
-/// deviation; or, when the target could not run it, the error (and no times).
+/// One measured operator or graph: the median of `runs` timed executions and their spread; or,
+/// when the target could not run it, the error (and no times).
 struct CacheEntry {
   std::string signature;  ///< op_signature of the node, or graph_signature of a graph.
   std::string backend;    ///< What ran it: "onnxruntime-cpu", "cudnn", "cublas", ...
   double median_ms = 0;   ///< Median time, milliseconds.
-  double std_ms = 0;      ///< Standard deviation of the time, milliseconds.
+  double spread_ms = 0;   ///< Robust spread of the time (interquartile range / 1.349), milliseconds.
   int64_t runs = 0;       ///< Timed runs behind the median (warm-up excluded); 0 with an error.
   std::string error;      ///< Why it could not be measured; empty for a measurement.
 
   bool failed() const { return !error.empty(); }
   bool operator==(const CacheEntry& other) const {
     return signature == other.signature && backend == other.backend && median_ms == other.median_ms &&
-           std_ms == other.std_ms && runs == other.runs && error == other.error;
+           spread_ms == other.spread_ms && runs == other.runs && error == other.error;
   }
 };
 

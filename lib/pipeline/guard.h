@@ -23,8 +23,14 @@ struct GuardOptions {
   profile::TimingLimits part = {3, 10, 200, 2.0, 0.005, 5e-4};
 };
 
-/// True when `candidate`'s median is at most (1 - min_gain) × `original`'s. Uses medians only,
-/// so that a decision taken from cached numbers is the decision taken when they were measured.
+/// The gain (a fraction of the original's median) below which a difference of the two medians may
+/// be noise: twice the standard error of the difference, each median's standard error taken as
+/// 1.2533 × spread / √runs (that of the median of normal samples). 0 without spreads.
+double noise_gain(const profile::Timing& candidate, const profile::Timing& original);
+
+/// True when `candidate`'s median is below `original`'s by at least max(min_gain, noise_gain).
+/// Uses medians, spreads and run counts only (what the cost cache keeps), so that a decision
+/// taken from cached numbers is the decision taken when they were measured.
 bool clearly_faster(const profile::Timing& candidate, const profile::Timing& original, double min_gain);
 
 /// The whole-graph check of an optimized graph against its input.

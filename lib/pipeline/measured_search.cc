@@ -1,6 +1,8 @@
 // Rounds of search and measurement, and the measured check of each changed part.
 #include "pipeline/measured_search.h"
 
+#include <chrono>
+
 #include "ir/log.h"
 
 namespace graphsub::pipeline {
@@ -37,14 +39,19 @@ search::OptimizeResult measured_optimize(const ir::Graph& input, const rewrite::
                                          cost::CachedModel& model, Measurer& measurer,
                                          search::OptimizerOptions options, const GuardOptions& guard,
                                          MeasuredSearchStats& stats, int max_rounds) {
+  search::SplitMemo split;
+  options.split_memo = &split;
+  const auto start = std::chrono::steady_clock::now();
   for (int round = 1;; ++round) {
-    MeasuredJudge judge(measurer, model, guard, round == max_rounds || !measurer.can_measure());
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const bool last = round == max_rounds || !measurer.can_measure() || elapsed >= options.search.time_limit_s;
+    MeasuredJudge judge(measurer, model, guard, last);
     options.judge = &judge;
     search::OptimizeResult result = search::optimize(input, matcher, model, options);
     stats.rounds = round;
     std::vector<cost::Miss> misses = model.take_misses();
     stats.estimated = static_cast<int64_t>(misses.size());
-    if (misses.empty() || round == max_rounds || !measurer.can_measure()) return result;
+    if (misses.empty() || last) return result;
     logger("search")->info("round {}: measuring {} operator signatures the search met", round, misses.size());
     measurer.measure(misses);
   }

@@ -20,10 +20,11 @@ struct MeasuredSearchStats {
 /// Each round searches; the node signatures it missed are measured and the search runs again,
 /// until a round misses nothing or `max_rounds` have run. When the measurer can measure (or its
 /// cache holds the times), every changed part is timed against the original part and kept only
-/// when clearly faster (GuardOptions::min_gain).
+/// when clearly faster (GuardOptions::min_gain). Each round's search has the options' time limit;
+/// no new round starts once the rounds so far took longer than it.
 search::OptimizeResult measured_optimize(const ir::Graph& input, const rewrite::Matcher& matcher,
                                          cost::CachedModel& model, Measurer& measurer,
                                          search::OptimizerOptions options, const GuardOptions& guard,
-                                         MeasuredSearchStats& stats, int max_rounds = 4);
+                                         MeasuredSearchStats& stats, int max_rounds = 3);
 
 }  // namespace graphsub::pipeline

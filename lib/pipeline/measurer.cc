@@ -42,7 +42,7 @@ class FileLock {
 profile::Timing timing_of(const cost::CacheEntry& entry) {
   profile::Timing timing;
   timing.median_ms = entry.median_ms;
-  timing.std_ms = entry.std_ms;
+  timing.spread_ms = entry.spread_ms;
   timing.runs = entry.runs;
   return timing;
 }
@@ -105,7 +105,7 @@ std::vector<std::optional<profile::Timing>> Measurer::graph_times(const std::vec
     const std::size_t i = missing[k];
     cost::CacheEntry entry{signatures[i], backend_, 0, 0, 0, error};
     if (error.empty()) {
-      entry = {signatures[i], backend_, measured[k].median_ms, measured[k].std_ms, measured[k].runs, {}};
+      entry = {signatures[i], backend_, measured[k].median_ms, measured[k].spread_ms, measured[k].runs, {}};
       times[i] = measured[k];
     }
     cache_.insert(std::move(entry));

@@ -71,7 +71,7 @@ Json cost_json(const cost::Cost& cost) {
 
 Json timing_json(const std::optional<profile::Timing>& timing) {
   if (!timing) return nullptr;
-  Json json = {{"median_ms", timing->median_ms}, {"std_ms", timing->std_ms}, {"runs", timing->runs}};
+  Json json = {{"median_ms", timing->median_ms}, {"spread_ms", timing->spread_ms}, {"runs", timing->runs}};
   if (!timing->samples_ms.empty()) {
     json["p10_ms"] = timing->p10_ms;
     json["p90_ms"] = timing->p90_ms;

@@ -51,11 +51,11 @@ OrtProfiler::OrtProfiler(OrtSettings settings, const std::string& python)
 
 TimingLimits OrtProfiler::node_limits() {
   TimingLimits limits;
-  limits.warmup = 2;
-  limits.min_runs = 10;
-  limits.max_runs = 200;
-  limits.max_seconds = 0.3;
-  limits.rel_error = 0.02;
+  limits.warmup = 1;
+  limits.min_runs = 5;
+  limits.max_runs = 100;
+  limits.max_seconds = 0.2;
+  limits.rel_error = 0.03;
   limits.abs_error_ms = 1e-3;
   return limits;
 }
@@ -95,7 +95,7 @@ cost::CacheEntry OrtProfiler::measure_node(const cost::Miss& miss, const cost::D
     const search::Subgraph node = search::extract(miss.graph, {miss.node});
     const Timing timing = time_graphs({&node.graph}, sizes, node_limits()).front();
     entry.median_ms = std::max(0.0, timing.median_ms - overhead);
-    entry.std_ms = timing.std_ms;
+    entry.spread_ms = timing.spread_ms;
     entry.runs = timing.runs;
   } catch (const Error& error) {
     entry.error = error.what();

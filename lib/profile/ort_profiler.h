@@ -40,7 +40,9 @@ class OrtProfiler : public Profiler {
   cost::CacheEntry measure_node(const cost::Miss& miss, const cost::DimSizes& sizes) override;
   int64_t measurements() const override { return measurements_; }
 
-  /// The limits of a node's measurement: a few milliseconds each, stable to 2 % or 1 µs.
+  /// The limits of a node's measurement: at least 5 runs after one warm-up, until stable to 3 %
+  /// or 1 µs, at most 0.2 s. Node times only guide the search; the parts and the whole graph
+  /// are checked with longer timings.
   static TimingLimits node_limits();
 
  private:

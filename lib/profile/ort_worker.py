@@ -1,7 +1,7 @@
 """graphsub's onnxruntime worker: times ONNX models in onnxruntime on the CPU, speaking JSON lines.
 
-graphsub (lib/profile/ort_worker.cc) starts it as `python3 -c <this text>` and keeps it for the
-whole run. Each request is one JSON object on a line of stdin; each answer one JSON object on a
+graphsub (lib/profile/ort_worker.cc) writes this text to a temporary file, starts python3 on it and
+keeps it for the whole run. Each request is one JSON object on a line of stdin; each answer one JSON object on a
 line of stdout (nothing else is ever printed there). Any failure answers {"ok": false, "error": ...}
 and the worker goes on with the next request.
 

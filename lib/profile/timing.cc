@@ -25,6 +25,7 @@ Timing summarize(std::vector<double> samples_ms) {
   timing.median_ms = percentile(sorted, 0.5);
   timing.p10_ms = percentile(sorted, 0.1);
   timing.p90_ms = percentile(sorted, 0.9);
+  timing.spread_ms = (percentile(sorted, 0.75) - percentile(sorted, 0.25)) / 1.349;
   const double n = static_cast<double>(sorted.size());
   timing.mean_ms = std::accumulate(sorted.begin(), sorted.end(), 0.0) / n;
   double squares = 0;

@@ -24,6 +24,9 @@ struct Timing {
   double p90_ms = 0;
   double mean_ms = 0;
   double std_ms = 0;  ///< Sample standard deviation (0 for one run).
+  /// Interquartile range / 1.349: the standard deviation of a normal distribution with this
+  /// interquartile range. Unlike std_ms, a few runs disturbed by the machine barely move it.
+  double spread_ms = 0;
   int64_t runs = 0;
 };
 

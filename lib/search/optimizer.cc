@@ -157,9 +157,7 @@ class Optimizer {
     }
     result_.search.initial_cost = model_.graph_cost(input_);
     Clock::time_point phase = Clock::now();
-    matches_ = with_two_step_matches(input_, matcher_, without_weight_only(input_, matcher_.find_all(input_)));
-    Partition partition = split_graph(input_, matches_, threshold);
-    if (partition.parts.size() == 1) partition = halves_of(partition.parts.front());
+    const Partition partition = split_once();
     result_.split.disabled_matches = partition.disabled.size();
     for (std::size_t j : partition.disabled) logger("search")->debug("cut: {}", rewrite::describe(input_, matches_[j]));
     result_.split.split_seconds = seconds_since(phase);
@@ -193,6 +191,21 @@ class Optimizer {
     result_.search = std::move(found);
     result_.split.largest_part = input_.node_count();
     return std::move(result_);
+  }
+
+  /// The matches of the input and its partition, from the memo when it holds this graph's.
+  Partition split_once() {
+    SplitMemo* memo = options_.split_memo;
+    const uint64_t hash = memo ? input_.structural_hash() : 0;
+    if (memo && memo->valid && memo->graph_hash == hash && memo->threshold == options_.split_threshold) {
+      matches_ = memo->matches;
+      return memo->partition;
+    }
+    matches_ = with_two_step_matches(input_, matcher_, without_weight_only(input_, matcher_.find_all(input_)));
+    Partition partition = split_graph(input_, matches_, options_.split_threshold);
+    if (partition.parts.size() == 1) partition = halves_of(partition.parts.front());
+    if (memo) *memo = SplitMemo{hash, options_.split_threshold, matches_, partition, true};
+    return partition;
   }
 
   /// Each part's search limits: the part budget, and what is left of the time limit.

@@ -9,6 +9,7 @@
 #include "ir/graph.h"
 #include "rewrite/matcher.h"
 #include "search/backtracking.h"
+#include "search/split.h"
 
 namespace graphsub::search {
 
@@ -33,6 +34,17 @@ class PartJudge {
   /// True when `candidate` should replace `original`: two standalone graphs with the same inputs
   /// and outputs, the second derived from the first by the search. Called from one thread.
   virtual bool keep(const ir::Graph& original, const ir::Graph& candidate) = 0;
+};
+
+/// The split of one input graph, kept between optimize calls on that same graph: the split depends
+/// only on the graph and the rules, and the measured search searches one graph several times as
+/// its costs improve (finding the matches that weigh the cuts takes seconds on wide graphs).
+struct SplitMemo {
+  uint64_t graph_hash = 0;
+  std::size_t threshold = 0;
+  std::vector<rewrite::Match> matches;  ///< Every match of the graph, two-step ones included.
+  Partition partition;
+  bool valid = false;
 };
 
 /// How to optimize a whole graph.
@@ -60,6 +72,9 @@ struct OptimizerOptions {
   /// When set, every part and seam region the search changed is kept only if the judge agrees.
   /// Not used when the graph is searched as one part (its caller checks the whole result).
   PartJudge* judge = nullptr;
+  /// When set, the split of the input is taken from here if it was computed for the same graph
+  /// and threshold, and stored here otherwise.
+  SplitMemo* split_memo = nullptr;
 };
 
 /// What the split did.

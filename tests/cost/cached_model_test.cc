@@ -30,7 +30,7 @@ CostCache read_hand_written_cache() {
   "settings": {},
   "entries": [
     {"signature": "Conv(activation=\"relu\",dilations=[1,1],group=1,kernel_shape=[3,3],pads=[1,1,1,1],strides=[1,1];float32[1,64,56,56],const float32[64,64,3,3],const float32[64])",
-     "backend": "cudnn", "median_ms": 0.0421, "std_ms": 0.0007, "runs": 200},
+     "backend": "cudnn", "median_ms": 0.0421, "spread_ms": 0.0007, "runs": 200},
     {"signature": "Conv(activation=\"relu\",dilations=[1,1],group=1,kernel_shape=[1,1],pads=[0,0,0,0],strides=[1,1];float32[1,64,56,56],const float32[64,64,1,1],const float32[64])",
      "backend": "cudnn", "error": "no algorithm"}
   ]

@@ -112,7 +112,7 @@ std::string cache_text(int version, const std::string& entries) {
          entries + "]}";
 }
 
-const char* const kEntry = R"json({"signature": "A()", "backend": "b", "median_ms": 1, "std_ms": 0, "runs": 1})json";
+const char* const kEntry = R"json({"signature": "A()", "backend": "b", "median_ms": 1, "spread_ms": 0, "runs": 1})json";
 
 TEST_CASE("a bad cost cache file is an error naming the file", "[cost]") {
   CHECK_THAT(read_error("not_json.json", "{\"schema_version\": 2,"),
@@ -121,7 +121,7 @@ TEST_CASE("a bad cost cache file is an error naming the file", "[cost]") {
              Catch::Contains("version.json") && Catch::Contains("schema_version 1"));
   CHECK_THAT(read_error("no_version.json", R"json({"device": "d", "entries": []})json"),
              Catch::Contains("no_version.json") && Catch::Contains("schema_version"));
-  const std::string slow = R"json({"signature": "A()", "backend": "b", "median_ms": "slow", "std_ms": 0, "runs": 1})json";
+  const std::string slow = R"json({"signature": "A()", "backend": "b", "median_ms": "slow", "spread_ms": 0, "runs": 1})json";
   CHECK_THAT(read_error("bad_entry.json", cache_text(2, slow)),
              Catch::Contains("bad_entry.json") && Catch::Contains("median_ms"));
   CHECK_THAT(read_error("duplicate.json", cache_text(2, std::string(kEntry) + "," + kEntry)),

@@ -52,6 +52,15 @@ TEST_CASE("the guard keeps the input when the candidate cannot be measured", "[p
   CHECK_THAT(failed.reason, Catch::Contains("could not run"));
 }
 
+TEST_CASE("a gain within the noise of the runs is no gain", "[pipeline]") {
+  const profile::Timing original = profile::summarize({10, 9, 11, 10, 9, 11, 10, 9, 11});
+  const profile::Timing noisy = profile::summarize({9.5, 8.5, 10.5, 9.5, 8.5, 10.5, 9.5, 8.5, 10.5});
+  CHECK(pipeline::noise_gain(noisy, original) > 0.05);
+  CHECK_FALSE(pipeline::clearly_faster(noisy, original, 0.01));
+  const profile::Timing steady = profile::summarize({9.5, 9.5, 9.5, 9.5});
+  CHECK(pipeline::clearly_faster(steady, profile::summarize({10, 10, 10, 10}), 0.01));
+}
+
 TEST_CASE("clearly faster compares medians with the margin", "[pipeline]") {
   CHECK(pipeline::clearly_faster(profile::summarize({9.8}), profile::summarize({10}), 0.01));
   CHECK_FALSE(pipeline::clearly_faster(profile::summarize({9.95}), profile::summarize({10}), 0.01));

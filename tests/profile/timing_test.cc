@@ -16,6 +16,7 @@ TEST_CASE("a timing summary gives median, percentiles, mean and spread", "[profi
   CHECK(timing.p90_ms == Approx(4.6));
   CHECK(timing.mean_ms == 3);
   CHECK(timing.std_ms == Approx(1.5811388));
+  CHECK(timing.spread_ms == Approx(2 / 1.349));
   CHECK(timing.samples_ms == std::vector<double>{5, 1, 4, 2, 3});
 }
 

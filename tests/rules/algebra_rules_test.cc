@@ -322,6 +322,22 @@ std::vector<Case> concat_split_cases() {
          return g.finish({g.op(OpKind::kRelu, {g.op(OpKind::kConcat, s, axis(0))})});
        },
        1, 1},
+      {"flatten-split-of-last-part", "split [1, 5] on axis 1, its last part split [2, 3]",
+       [] {
+         Builder g;
+         const std::vector<ValueId> outer = g.node(OpKind::kSplit, {g.input({2, 6})}, split(1, {1, 5}), 2);
+         const std::vector<ValueId> inner = g.node(OpKind::kSplit, {outer[1]}, split(1, {2, 3}), 2);
+         return g.finish({g.op(OpKind::kRelu, {outer[0]}), inner[0], inner[1]});
+       },
+       1, 2},
+      {"flatten-split-of-first-part", "split [3, 1, 2] on axis 0, its first part split [1, 2]",
+       [] {
+         Builder g;
+         const std::vector<ValueId> outer = g.node(OpKind::kSplit, {g.input({6, 2})}, split(0, {3, 1, 2}), 3);
+         const std::vector<ValueId> inner = g.node(OpKind::kSplit, {outer[0]}, split(0, {1, 2}), 2);
+         return g.finish({inner[1], outer[1], inner[0], g.op(OpKind::kRelu, {outer[2]})});
+       },
+       1, 2},
   };
 }
 
@@ -1018,7 +1034,7 @@ TEST_CASE("algebra: the search folds a scale after a projection with bias into i
 
 TEST_CASE("algebra: the rules survive a print/parse round trip", "[rules]") {
   const std::vector<rules::Rule>& rules = algebra_rules();
-  CHECK(rules.size() == 69);
+  CHECK(rules.size() == 71);
   CHECK(rules::parse_rules(rules::print_rules(rules), "again.rules") == rules);
 }
 

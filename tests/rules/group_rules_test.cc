@@ -59,6 +59,57 @@ ir::Graph sliced_convs(bool bias, int64_t group) {
   return graph;
 }
 
+/// One sliced convolution of mixed_group_convs: its slice's channels, group and filters.
+struct Slice {
+  int64_t channels;
+  int64_t group;
+  int64_t filters;
+};
+
+/// x [1, c1 + c2, 7, 7] split into two slices; a 3x3 convolution of each (with its own group and
+/// filter count, bias when `bias`); the two concatenated, the output "y".
+ir::Graph mixed_group_convs(bool bias, Slice first, Slice second) {
+  ir::Graph graph;
+  const ir::ValueId x = graph.add_input("x", testing::float_type({1, first.channels + second.channels, 7, 7}));
+  ir::Attributes split;
+  split.set("axis", int64_t{1});
+  split.set("split", std::vector<int64_t>{first.channels, second.channels});
+  const ir::NodeId slices = add_canonical(graph, ir::OpKind::kSplit, {x}, split, 2);
+  std::vector<ir::ValueId> parts;
+  uint32_t seed = 30;
+  for (const Slice& slice : {first, second}) {
+    ir::Attributes attrs;
+    attrs.set("kernel_shape", std::vector<int64_t>{3, 3});
+    attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+    attrs.set("group", slice.group);
+    std::vector<ir::ValueId> inputs = {
+        graph.node(slices).outputs[parts.size()],
+        graph.add_weight({}, ir::share(testing::random_tensor({slice.filters, slice.channels / slice.group, 3, 3},
+                                                              seed++)))};
+    if (bias) inputs.push_back(graph.add_weight({}, ir::share(testing::random_tensor({slice.filters}, seed++))));
+    parts.push_back(out(graph, add_canonical(graph, ir::OpKind::kConv, inputs, attrs)));
+  }
+  ir::Attributes axis;
+  axis.set("axis", int64_t{1});
+  const ir::ValueId y = out(graph, add_canonical(graph, ir::OpKind::kConcat, parts, axis));
+  graph.set_name(y, "y");
+  graph.set_outputs({y});
+  return graph;
+}
+
+/// The group of the graph's only convolution (0 when there is not exactly one).
+int64_t only_conv_group(const ir::Graph& graph) {
+  int64_t group = 0;
+  int convs = 0;
+  for (ir::NodeId id : graph.node_ids()) {
+    const ir::Node& node = graph.node(id);
+    if (node.op != ir::OpKind::kConv) continue;
+    ++convs;
+    group = node.attrs.get_int("group", 0);
+  }
+  return convs == 1 ? group : 0;
+}
+
 /// The graph after the rule at each of its matches, one at a time, each checked against `graph`.
 std::vector<ir::Graph> each_rewrite(const ir::Graph& graph, const rules::Rule& rule) {
   std::vector<ir::Graph> results;
@@ -96,6 +147,50 @@ TEST_CASE("merge-sliced-convs-bias-to-group keeps each slice's bias", "[rules]")
   const std::vector<ir::Graph> results = each_rewrite(graph, rule_named(group_rules(), "merge-sliced-convs-bias-to-group"));
   REQUIRE(results.size() == 1);
   CHECK(runtime::check_equivalent(graph, results[0]).passed());
+}
+
+TEST_CASE("the sliced merges join convolutions of different groups whose groups are alike", "[rules]") {
+  // Equal input channels and filters per group: group 2 on 4 channels (6 filters, 3 per group) and
+  // group 1 on 2 channels (3 filters) are group 3 on 6 channels; likewise depthwise ones, and the
+  // other way round.
+  const std::vector<rules::Rule> rules = group_rules();
+  struct Case {
+    Slice first, second;
+  };
+  const Case cases[] = {
+      {{4, 2, 6}, {2, 1, 3}},
+      {{2, 1, 3}, {4, 2, 6}},
+      {{4, 4, 8}, {2, 2, 4}},
+      {{3, 1, 2}, {6, 2, 4}},
+  };
+  for (const bool bias : {false, true}) {
+    const rules::Rule& rule = rule_named(rules, bias ? "merge-sliced-convs-bias-to-group" : "merge-sliced-convs-to-group");
+    for (const Case& c : cases) {
+      DYNAMIC_SECTION(rule.name << ": group " << c.first.group << " on " << c.first.channels << " channels, group "
+                                << c.second.group << " on " << c.second.channels) {
+        const ir::Graph graph = mixed_group_convs(bias, c.first, c.second);
+        const std::vector<ir::Graph> results = each_rewrite(graph, rule);
+        REQUIRE(results.size() == 1);
+        CHECK(only_conv_group(results[0]) == c.first.group + c.second.group);
+        CHECK(runtime::check_equivalent(graph, results[0]).passed());
+      }
+    }
+  }
+}
+
+TEST_CASE("the sliced merges refuse convolutions whose groups differ", "[rules]") {
+  const std::vector<rules::Rule> rules = group_rules();
+  for (const bool bias : {false, true}) {
+    const rules::Rule& rule = rule_named(rules, bias ? "merge-sliced-convs-bias-to-group" : "merge-sliced-convs-to-group");
+    INFO(rule.name);
+    // Filters per group differ: 3 against 2.
+    CHECK(rewrite::Matcher::find(mixed_group_convs(bias, {4, 2, 6}, {2, 1, 2}), rule).empty());
+    CHECK(rewrite::Matcher::find(mixed_group_convs(bias, {2, 1, 2}, {4, 2, 6}), rule).empty());
+    // Input channels per group differ: 2 against 3 (filters per group equal).
+    CHECK(rewrite::Matcher::find(mixed_group_convs(bias, {4, 2, 6}, {3, 1, 3}), rule).empty());
+    // Equal groups but different slices: 2 channels per group against 1.
+    CHECK(rewrite::Matcher::find(mixed_group_convs(bias, {4, 2, 4}, {2, 2, 4}), rule).empty());
+  }
 }
 
 TEST_CASE("a grouped merge with the weights in the wrong order fails the check", "[rules]") {

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Measured speed of `graphsub optimize` with its defaults, model by model, as a user would see it.
+
+For each model: `graphsub optimize` with the default target (onnxruntime on this CPU), first with
+an empty cost cache (cold: it measures what it needs), then again with the cache it left (warm:
+it should measure nothing and write the same bytes); then `graphsub bench original optimized`
+times both in onnxruntime, alternated run by run, at ORT_ENABLE_ALL and the given threads, and the
+speedup is the ratio of their medians. The optimize wall time and peak memory (ru_maxrss) are
+measured here; what the optimizer decided comes from its --report.
+
+Models: the PyTorch exports of scripts/torch_models.py (needs torch, torchvision and transformers,
+several GB: not part of CI; exported once into --folder) and any .onnx files given with --onnx.
+Writes a Markdown table (--markdown) and the raw rows as JSON (--json).
+
+  python3 scripts/bench_speed.py --graphsub build/cmd/graphsub --folder /tmp/gs_models
+  python3 scripts/bench_speed.py --models resnet50 bert_base --runs 20
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+#: Sizes of the symbolic dims each export needs (the TorchScript exporter bakes some sizes into
+#: reshapes: those models run only at the sizes they were traced with).
+DIMS = {"transformer_encoder": {"batch": 2, "sequence": 16}, "bert_base": {"batch": 1, "sequence": 32}}
+
+
+def dim_flags(name):
+    return [flag for dim, size in DIMS.get(name, {"batch": 1}).items() for flag in ("--dim", f"{dim}={size}")]
+
+
+def optimize(graphsub, model, out, report, cache_dir, flags):
+    """One optimize run in its own process: (exit status, wall seconds, peak MB, stderr tail)."""
+    env = dict(os.environ, GRAPHSUB_CACHE_DIR=cache_dir)
+    start = time.perf_counter()
+    child = subprocess.Popen([graphsub, "-q", "optimize", model, "-o", out, "--report", report, *flags],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - start
+    error = child.stderr.read().decode().strip()
+    child.stderr.close()
+    return os.waitstatus_to_exitcode(status), seconds, usage.ru_maxrss / 1024, error.splitlines()[-1:] or [""]
+
+
+def bench(graphsub, original, optimized, flags, runs):
+    """graphsub bench A B: its JSON figures."""
+    with tempfile.TemporaryDirectory() as scratch:
+        out = os.path.join(scratch, "bench.json")
+        done = subprocess.run([graphsub, "-q", "bench", original, optimized, "--runs", str(runs),
+                               "--max-seconds", "60", "--json", out, *flags], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(done.stderr.strip())
+        with open(out) as file:
+            return json.load(file)
+
+
+def measure(graphsub, name, model, args):
+    """The row of one model: decisions, optimize times (cold, warm), memory, measured speedup."""
+    flags = dim_flags(name) + ["--ort-threads", str(args.threads)]
+    with tempfile.TemporaryDirectory() as scratch:
+        cache = os.path.join(scratch, "cache")
+        out, again = os.path.join(scratch, "out.onnx"), os.path.join(scratch, "again.onnx")
+        report = os.path.join(scratch, "report.json")
+        status, cold, peak, error = optimize(graphsub, model, out, report, cache, flags)
+        if status != 0:
+            return {"model": name, "error": error[0]}
+        with open(report) as file:
+            first = json.load(file)
+        status, warm, _, error = optimize(graphsub, model, again, report, cache, flags)
+        with open(report) as file:
+            second = json.load(file)
+        timed = bench(graphsub, model, out, flags, args.runs)
+        a, b = timed["models"]
+        result = first.get("result", {})
+        return {
+            "model": name,
+            "written": result.get("written"),
+            "substitutions": len(first["search"]["substitutions"]),
+            "optimize_cold_s": round(cold, 2),
+            "optimize_warm_s": round(warm, 2),
+            "warm_measured": second.get("measurement", {}).get("node_signatures_measured", 0)
+            + second.get("measurement", {}).get("graphs_measured", 0),
+            "warm_identical": status == 0 and open(out, "rb").read() == open(again, "rb").read(),
+            "peak_mb": round(peak),
+            "original_ms": round(a["median_ms"], 3),
+            "optimized_ms": round(b["median_ms"], 3),
+            "original_p90_ms": round(a["p90_ms"], 3),
+            "optimized_p90_ms": round(b["p90_ms"], 3),
+            "runs": min(a["runs"], b["runs"]),
+            "speedup": round(a["median_ms"] / b["median_ms"], 3),
+            "guard_speedup": round(result["measured_speedup"], 3) if "measured_speedup" in result else None,
+        }
+
+
+def markdown(rows, environment):
+    lines = [f"Measured {environment}.", "",
+             "| model | written | substitutions | original ms (p90) | optimized ms (p90) | speedup | optimize cold / warm s | "
+             "warm run measured | peak MB |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        if "error" in row:
+            lines.append(f"| {row['model']} | error: {row['error']} | | | | | | | |")
+            continue
+        lines.append(f"| {row['model']} | {row['written']} | {row['substitutions']} | "
+                     f"{row['original_ms']} ({row['original_p90_ms']}) | {row['optimized_ms']} ({row['optimized_p90_ms']}) | "
+                     f"{row['speedup']:.3f}x | {row['optimize_cold_s']} / {row['optimize_warm_s']} | "
+                     f"{row['warm_measured']} | {row['peak_mb']} |")
+    speedups = [row["speedup"] for row in rows if "speedup" in row]
+    if speedups:
+        geomean = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
+        lines += ["", f"Geometric mean speedup over {len(speedups)} models: {geomean:.3f}x; "
+                      f"lowest {min(speedups):.3f}x, highest {max(speedups):.3f}x."]
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graphsub", default="build/cmd/graphsub")
+    parser.add_argument("--folder", default="/tmp/graphsub_torch_models", help="where the exports are kept")
+    parser.add_argument("--models", nargs="*", default=None, help="names from scripts/torch_models.py (default: all)")
+    parser.add_argument("--onnx", nargs="*", default=[], help="further ONNX files")
+    parser.add_argument("--runs", type=int, default=10, help="alternated runs of each model at least (bench --runs)")
+    parser.add_argument("--threads", type=int, default=1, help="onnxruntime intra-op threads")
+    parser.add_argument("--json", default="bench_speed.json")
+    parser.add_argument("--markdown", default="bench_speed.md")
+    args = parser.parse_args()
+    graphsub = shutil.which(args.graphsub) or os.path.abspath(args.graphsub)
+    models = []
+    if args.models != []:
+        import torch_models
+        os.makedirs(args.folder, exist_ok=True)
+        for name in args.models or list(torch_models.MODELS):
+            models.append((name, torch_models.export(name, 17, args.folder)[0]))
+    models += [(os.path.splitext(os.path.basename(path))[0], path) for path in args.onnx]
+    rows = []
+    for name, path in models:
+        row = measure(graphsub, name, path, args)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    import onnxruntime
+    environment = (f"{time.strftime('%Y-%m-%d')}, onnxruntime {onnxruntime.__version__}, {args.threads} intra-op "
+                   f"thread(s), ORT_ENABLE_ALL on both sides, medians of at least {args.runs} alternated runs")
+    table = markdown(rows, environment)
+    print(table)
+    with open(args.markdown, "w") as file:
+        file.write(table + "\n")
+    with open(args.json, "w") as file:
+        json.dump(rows, file, indent=1)
+
+
+if __name__ == "__main__":
+    main()
