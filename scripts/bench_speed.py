@@ -25,11 +25,28 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
 #: Sizes of the symbolic dims each export needs (the TorchScript exporter bakes some sizes into
 #: reshapes: those models run only at the sizes they were traced with).
 DIMS = {"transformer_encoder": {"batch": 2, "sequence": 16}, "bert_base": {"batch": 1, "sequence": 32}}
+
+
+def torch_model_names(chosen):
+    """The zoo's names (asked of torch_models.py in a child process), or the chosen ones."""
+    if chosen is not None:
+        return chosen
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_models.py")
+    return subprocess.run([sys.executable, script, "--list"], capture_output=True, text=True, check=True).stdout.split()
+
+
+def export(name, folder):
+    """The model's ONNX file at opset 17, exported by torch_models.py in a child process when
+    missing: this process never imports torch, whose memory every child would otherwise start
+    with (ru_maxrss carries over fork and exec)."""
+    path = os.path.join(folder, f"{name}_opset17.onnx")
+    if not os.path.exists(path):
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_models.py")
+        subprocess.run([sys.executable, script, "--folder", folder, "--opset", "17", "--models", name], check=True)
+    return path
 
 
 def dim_flags(name):
@@ -124,7 +141,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--graphsub", default="build/cmd/graphsub")
     parser.add_argument("--folder", default="/tmp/graphsub_torch_models", help="where the exports are kept")
-    parser.add_argument("--models", nargs="*", default=None, help="names from scripts/torch_models.py (default: all)")
+    parser.add_argument("--models", nargs="*", default=None,
+                        help="names from scripts/torch_models.py (default: all; none with an empty list)")
     parser.add_argument("--onnx", nargs="*", default=[], help="further ONNX files")
     parser.add_argument("--runs", type=int, default=10, help="alternated runs of each model at least (bench --runs)")
     parser.add_argument("--threads", type=int, default=1, help="onnxruntime intra-op threads")
@@ -132,12 +150,7 @@ def main():
     parser.add_argument("--markdown", default="bench_speed.md")
     args = parser.parse_args()
     graphsub = shutil.which(args.graphsub) or os.path.abspath(args.graphsub)
-    models = []
-    if args.models != []:
-        import torch_models
-        os.makedirs(args.folder, exist_ok=True)
-        for name in args.models or list(torch_models.MODELS):
-            models.append((name, torch_models.export(name, 17, args.folder)[0]))
+    models = [(name, export(name, args.folder)) for name in torch_model_names(args.models)]
     models += [(os.path.splitext(os.path.basename(path))[0], path) for path in args.onnx]
     rows = []
     for name, path in models:

@@ -21,6 +21,8 @@ struct LoadedModel {
   std::vector<std::vector<std::string>> implicit;
   /// The model without its graph's nodes, initializers and value_info (ModelInfo::onnx_shell).
   std::string shell;
+  /// Tensors whose data came from external data files.
+  int external_tensors = 0;
 };
 
 /// A node as OpaqueInfo::onnx_node keeps it: serialized with its inputs, outputs and name cleared

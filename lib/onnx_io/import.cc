@@ -47,7 +47,7 @@ std::string model_shell(onnx::ModelProto& model) {
 void load(const std::string& path, LoadedModel& loaded) {
   parse_file(path, loaded.model, "an ONNX model");
   if (!loaded.model.has_graph()) throw Error("is not an ONNX model (it has no graph), or it is truncated");
-  load_external_data(*loaded.model.mutable_graph(), std::filesystem::path(path).parent_path());
+  loaded.external_tensors = load_external_data(*loaded.model.mutable_graph(), std::filesystem::path(path).parent_path());
   sort_nodes(loaded);
   loaded.shell = model_shell(loaded.model);
   loaded.inferred = checked_copy(loaded.model);
@@ -61,6 +61,7 @@ ir::Graph import_model(const std::string& path, const ImportOptions& options, Im
     load(path, loaded);
     ImportStats local;
     ir::Graph graph = GraphBuilder(loaded, options).build(local);
+    local.external_tensors = loaded.external_tensors;
     if (stats) *stats = std::move(local);
     return graph;
   } catch (const Error& error) {

@@ -16,6 +16,8 @@ struct ImportStats {
   std::size_t opaque_nodes = 0;
   /// For each op_type kept opaque although graphsub has an operator of that name: why, once.
   std::map<std::string, std::string> opaque_reasons;
+  /// Tensors whose data the model keeps in external data files.
+  int external_tensors = 0;
 };
 
 /// Options of import.

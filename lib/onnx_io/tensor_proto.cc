@@ -170,11 +170,13 @@ std::vector<int64_t> linear_indices(const onnx::SparseTensorProto& sparse, const
   return linear;
 }
 
-void load_attribute_data(onnx::AttributeProto& attribute, const std::filesystem::path& dir) {
-  if (attribute.has_t()) load_external_data(*attribute.mutable_t(), dir);
-  for (TensorProto& tensor : *attribute.mutable_tensors()) load_external_data(tensor, dir);
-  if (attribute.has_g()) load_external_data(*attribute.mutable_g(), dir);
-  for (onnx::GraphProto& graph : *attribute.mutable_graphs()) load_external_data(graph, dir);
+int load_attribute_data(onnx::AttributeProto& attribute, const std::filesystem::path& dir) {
+  int loaded = 0;
+  if (attribute.has_t()) loaded += load_external_data(*attribute.mutable_t(), dir);
+  for (TensorProto& tensor : *attribute.mutable_tensors()) loaded += load_external_data(tensor, dir);
+  if (attribute.has_g()) loaded += load_external_data(*attribute.mutable_g(), dir);
+  for (onnx::GraphProto& graph : *attribute.mutable_graphs()) loaded += load_external_data(graph, dir);
+  return loaded;
 }
 
 }  // namespace
@@ -229,23 +231,26 @@ void tensor_to_proto(const ir::Tensor& tensor, TensorProto& proto) {
   proto.mutable_raw_data()->assign(reinterpret_cast<const char*>(tensor.bytes()), tensor.byte_size());
 }
 
-void load_external_data(TensorProto& proto, const std::filesystem::path& dir) {
-  if (proto.data_location() != TensorProto::EXTERNAL) return;
+int load_external_data(TensorProto& proto, const std::filesystem::path& dir) {
+  if (proto.data_location() != TensorProto::EXTERNAL) return 0;
   const ExternalRef ref = external_ref(proto);
   proto.set_raw_data(read_range(proto, dir / ref.location, ref));
   proto.clear_external_data();
   proto.set_data_location(TensorProto::DEFAULT);
+  return 1;
 }
 
-void load_external_data(onnx::GraphProto& graph, const std::filesystem::path& dir) {
-  for (TensorProto& tensor : *graph.mutable_initializer()) load_external_data(tensor, dir);
+int load_external_data(onnx::GraphProto& graph, const std::filesystem::path& dir) {
+  int loaded = 0;
+  for (TensorProto& tensor : *graph.mutable_initializer()) loaded += load_external_data(tensor, dir);
   for (onnx::SparseTensorProto& sparse : *graph.mutable_sparse_initializer()) {
-    load_external_data(*sparse.mutable_values(), dir);
-    load_external_data(*sparse.mutable_indices(), dir);
+    loaded += load_external_data(*sparse.mutable_values(), dir);
+    loaded += load_external_data(*sparse.mutable_indices(), dir);
   }
   for (onnx::NodeProto& node : *graph.mutable_node()) {
-    for (onnx::AttributeProto& attribute : *node.mutable_attribute()) load_attribute_data(attribute, dir);
+    for (onnx::AttributeProto& attribute : *node.mutable_attribute()) loaded += load_attribute_data(attribute, dir);
   }
+  return loaded;
 }
 
 void release_data(TensorProto& proto) {

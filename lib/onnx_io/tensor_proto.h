@@ -27,12 +27,12 @@ void tensor_header_to_proto(const ir::Tensor& tensor, onnx::TensorProto& proto);
 
 /// Replaces an EXTERNAL tensor's reference by its bytes, read from the file named by its
 /// `location` (relative to `dir`), `offset` and `length`. Does nothing for in-memory tensors.
-/// Throws graphsub::Error when the file is missing or too short.
-void load_external_data(onnx::TensorProto& proto, const std::filesystem::path& dir);
+/// Throws graphsub::Error when the file is missing or too short. Returns 1 when it loaded, else 0.
+int load_external_data(onnx::TensorProto& proto, const std::filesystem::path& dir);
 
 /// Loads the external data of every tensor of a graph: initializers, sparse initializers and
-/// tensor attributes, in subgraphs too.
-void load_external_data(onnx::GraphProto& graph, const std::filesystem::path& dir);
+/// tensor attributes, in subgraphs too. Returns how many tensors it loaded.
+int load_external_data(onnx::GraphProto& graph, const std::filesystem::path& dir);
 
 /// Frees the memory held by a tensor's data fields (once it has been converted).
 void release_data(onnx::TensorProto& proto);

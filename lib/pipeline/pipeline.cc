@@ -1,6 +1,8 @@
 // The optimize flow, from the input file to the written model and its report.
 #include "pipeline/pipeline.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -190,7 +192,7 @@ class Run {
     const ir::Graph& written = target_.measurer ? search_measured(folded, matcher, rules.size())
                                                 : search_estimated(folded, matcher, rules.size());
     timer_.start();
-    onnx_io::export_model(written, request_.output);
+    write(written, folded);
     timer_.stop("export");
     if (target_.measurer) target_.measurer->save();
     if (request_.check.samples > 0) check_output();
@@ -212,7 +214,7 @@ class Run {
     outcome_.summary = request_.output + ": " + std::to_string(result.steps.size()) + " substitutions; " +
                        format("estimated %.4g ms -> %.4g ms", result.initial_cost.time_ms, result.best_cost.time_ms) +
                        " on " + target_.spec.name + " (an estimate, not measured)";
-    return result.best;
+    return result.steps.empty() ? folded : result.best;
   }
 
   /// Searches with measured costs, then keeps the result only if the target runs it faster.
@@ -254,6 +256,27 @@ class Run {
                     static_cast<double>(std::min(verdict.before->runs, verdict.after->runs)));
     }
     return request_.output + ": the input with its weight-only nodes folded; " + verdict.reason;
+  }
+
+  /// Writes the chosen graph. When it is the input and folding changed nothing, the input file
+  /// is copied byte for byte (unless its weights live in external data files, whose relative
+  /// paths a copy elsewhere would break): what the user gets back is then exactly what they gave.
+  void write(const ir::Graph& written, const ir::Graph& folded) {
+    const bool unchanged = &written == &folded && folded.node_count() == original_.node_count() &&
+                           import_stats_.external_tensors == 0;
+    outcome_.report["result"]["copied_input"] = unchanged;
+    if (!unchanged) {
+      onnx_io::export_model(written, request_.output);
+      return;
+    }
+    const std::string temporary = request_.output + ".tmp" + std::to_string(::getpid());
+    std::error_code error;
+    fs::copy_file(request_.input, temporary, fs::copy_options::overwrite_existing, error);
+    if (!error) fs::rename(temporary, request_.output, error);
+    if (error) {
+      fs::remove(temporary);
+      throw Error("cannot write '" + request_.output + "': " + error.message());
+    }
   }
 
   void check_output() {

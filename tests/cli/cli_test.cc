@@ -176,6 +176,24 @@ TEST_CASE("optimize writes a model that computes the same, with a report", "[cli
   CHECK(warm.find("\"node_signatures_measured\": 0") != std::string::npos);
 }
 
+TEST_CASE("when nothing changes, the input is written back byte for byte", "[cli]") {
+  const Scratch scratch("unchanged");
+  const fs::path out = scratch.path() / "out.onnx";
+  const fs::path report = scratch.path() / "report.json";
+  const fs::path rules = scratch.path() / "none.rules";
+  std::ofstream(rules) << "# no rules\n";
+  REQUIRE(graphsub("-q optimize " + model("small_cnn.onnx") + " -o " + out.string() + " --target v100 --rules " +
+                   rules.string() + " --report " + report.string()).status == 0);
+  CHECK(read_file(out) == read_file(model("small_cnn.onnx")));
+  CHECK(read_file(report).find("\"copied_input\": true") != std::string::npos);
+  // A model with weight-only nodes is written with them folded, so it is exported, not copied.
+  const fs::path folded = scratch.path() / "folded.onnx";
+  REQUIRE(graphsub("-q optimize " + model("fold_transpose.onnx") + " -o " + folded.string() +
+                   " --target v100 --rules " + rules.string() + " --report " + report.string()).status == 0);
+  CHECK(read_file(folded) != read_file(model("fold_transpose.onnx")));
+  CHECK(read_file(report).find("\"copied_input\": false") != std::string::npos);
+}
+
 TEST_CASE("an estimate target says so and measures nothing", "[cli]") {
   const Scratch scratch("estimate");
   const fs::path out = scratch.path() / "out.onnx";
