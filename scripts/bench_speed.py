@@ -103,7 +103,7 @@ def measure(graphsub, name, model, args):
             "optimize_cold_s": round(cold, 2),
             "optimize_warm_s": round(warm, 2),
             "warm_measured": second.get("measurement", {}).get("node_signatures_measured", 0)
-            + second.get("measurement", {}).get("graphs_measured", 0),
+            + second.get("measurement", {}).get("comparisons_measured", 0),
             "warm_identical": status == 0 and open(out, "rb").read() == open(again, "rb").read(),
             "peak_mb": round(peak),
             "original_ms": round(a["median_ms"], 3),

@@ -69,6 +69,22 @@ CacheEntry entry_from(const Json& item) {
   return entry;
 }
 
+Comparison comparison_from(const Json& item) {
+  if (!item.is_object()) throw Error("a comparison is not an object");
+  Comparison comparison{string_member(item, "original"), string_member(item, "candidate"),
+                        string_member(item, "backend"), 1, 0, 0, {}};
+  if (item.contains("error")) {
+    comparison.error = string_member(item, "error");
+    if (comparison.error.empty()) throw Error("a comparison has an empty error");
+    return comparison;
+  }
+  comparison.median_ratio = time_member(item, "median_ratio");
+  comparison.spread = time_member(item, "spread");
+  comparison.runs = member(item, "runs", &Json::is_number_integer, "an integer").get<int64_t>();
+  if (comparison.runs < 1) throw Error("a comparison has no runs");
+  return comparison;
+}
+
 void check_schema(const Json& root) {
   if (!root.is_object()) throw Error("not a JSON object");
   const Json& version = member(root, "schema_version", &Json::is_number_integer, "an integer");
@@ -87,6 +103,14 @@ CostCache cache_from(const Json& root) {
       throw Error("duplicate entry '" + entry.signature + "' on backend '" + entry.backend + "'");
     }
     cache.insert(std::move(entry));
+  }
+  if (!root.contains("comparisons")) return cache;
+  for (const Json& item : member(root, "comparisons", &Json::is_array, "an array")) {
+    Comparison comparison = comparison_from(item);
+    if (cache.find_comparison(comparison.original, comparison.candidate, comparison.backend)) {
+      throw Error("duplicate comparison of '" + comparison.candidate + "' with '" + comparison.original + "'");
+    }
+    cache.insert(std::move(comparison));
   }
   return cache;
 }
@@ -113,6 +137,20 @@ OrderedJson entry_json(const CacheEntry& entry) {
   return item;
 }
 
+OrderedJson comparison_json(const Comparison& comparison) {
+  OrderedJson item{{"original", comparison.original},
+                   {"candidate", comparison.candidate},
+                   {"backend", comparison.backend}};
+  if (comparison.failed()) {
+    item["error"] = comparison.error;
+    return item;
+  }
+  item["median_ratio"] = comparison.median_ratio;
+  item["spread"] = comparison.spread;
+  item["runs"] = comparison.runs;
+  return item;
+}
+
 OrderedJson to_json(const CostCache& cache) {
   const CacheHeader& header = cache.header();
   OrderedJson root;
@@ -124,6 +162,8 @@ OrderedJson to_json(const CostCache& cache) {
   root["settings"] = OrderedJson(header.settings);
   root["entries"] = OrderedJson::array();
   for (const CacheEntry& entry : cache.entries()) root["entries"].push_back(entry_json(entry));
+  root["comparisons"] = OrderedJson::array();
+  for (const Comparison& comparison : cache.comparisons()) root["comparisons"].push_back(comparison_json(comparison));
   return root;
 }
 
@@ -220,6 +260,25 @@ const CacheEntry* CostCache::find(const std::string& signature, const std::strin
 
 void CostCache::merge(const CostCache& other) {
   for (const auto& item : other.entries_) entries_.insert(item);
+  for (const auto& item : other.comparisons_) comparisons_.insert(item);
+}
+
+const Comparison* CostCache::find_comparison(const std::string& original, const std::string& candidate,
+                                             const std::string& backend) const {
+  const auto it = comparisons_.find({original, candidate, backend});
+  return it == comparisons_.end() ? nullptr : &it->second;
+}
+
+void CostCache::insert(Comparison comparison) {
+  auto key = std::make_tuple(comparison.original, comparison.candidate, comparison.backend);
+  comparisons_.insert_or_assign(std::move(key), std::move(comparison));
+}
+
+std::vector<Comparison> CostCache::comparisons() const {
+  std::vector<Comparison> out;
+  out.reserve(comparisons_.size());
+  for (const auto& item : comparisons_) out.push_back(item.second);
+  return out;
 }
 
 void CostCache::insert(CacheEntry entry) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -51,6 +52,27 @@ struct CacheEntry {
   }
 };
 
+/// Two graphs timed alternately, run by run: the median over the rounds of the candidate's time
+/// divided by the original's, and the spread of that ratio's logarithm. Pairing the runs of one
+/// round cancels the machine's drift, which moves both: on a busy machine the ratio spreads a
+/// third as much as either time.
+struct Comparison {
+  std::string original;   ///< graph_signature of the original graph.
+  std::string candidate;  ///< graph_signature of the candidate.
+  std::string backend;
+  double median_ratio = 1;  ///< Median of candidate time / original time over the rounds.
+  double spread = 0;        ///< Interquartile range / 1.349 of the log of the ratio.
+  int64_t runs = 0;         ///< Rounds; 0 with an error.
+  std::string error;        ///< Why the target could not run the two; empty for a measurement.
+
+  bool failed() const { return !error.empty(); }
+  bool operator==(const Comparison& other) const {
+    return original == other.original && candidate == other.candidate && backend == other.backend &&
+           median_ratio == other.median_ratio && spread == other.spread && runs == other.runs &&
+           error == other.error;
+  }
+};
+
 /// The measured costs of one target, kept sorted by (signature, backend) so that writing is
 /// deterministic. The file format (JSON, schema_version 1) is in lib/cost/README.md. Lookups may
 /// run concurrently; insert may not run concurrently with anything else.
@@ -75,15 +97,24 @@ class CostCache {
   const CacheEntry* find(const std::string& signature, const std::string& backend) const;
   /// Adds an entry, replacing the one with the same signature and backend.
   void insert(CacheEntry entry);
-  /// Adds the entries of `other` that this cache lacks (this cache's own win).
+  /// Adds the entries and comparisons of `other` that this cache lacks (this cache's own win).
   void merge(const CostCache& other);
+  /// The comparison of `candidate` against `original` on a backend, or nullptr.
+  const Comparison* find_comparison(const std::string& original, const std::string& candidate,
+                                    const std::string& backend) const;
+  /// Adds a comparison, replacing the one of the same graphs and backend.
+  void insert(Comparison comparison);
+  /// Every comparison, sorted by original, candidate, backend.
+  std::vector<Comparison> comparisons() const;
   /// Every entry, sorted by signature then backend.
   std::vector<CacheEntry> entries() const;
-  std::size_t size() const { return entries_.size(); }
+  /// Entries and comparisons.
+  std::size_t size() const { return entries_.size() + comparisons_.size(); }
 
  private:
   CacheHeader header_;
   std::map<std::pair<std::string, std::string>, CacheEntry> entries_;
+  std::map<std::tuple<std::string, std::string, std::string>, Comparison> comparisons_;
 };
 
 /// The canonical text of what determines a node's run time, the key of the cache:

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "cost/cost_cache.h"
 #include "ir/graph.h"
 #include "pipeline/measurer.h"
 #include "profile/timing.h"
@@ -23,26 +24,26 @@ struct GuardOptions {
   profile::TimingLimits part = {3, 10, 200, 2.0, 0.005, 5e-4};
 };
 
-/// The gain (a fraction of the original's median) below which a difference of the two medians may
-/// be noise: twice the standard error of the difference, each median's standard error taken as
-/// 1.2533 × spread / √runs (that of the median of normal samples). 0 without spreads.
-double noise_gain(const profile::Timing& candidate, const profile::Timing& original);
+/// The gain below which a measured ratio may be noise: twice the standard error of the median of
+/// the log ratios (1.2533 × spread / √runs, that of the median of normal samples), as a fraction.
+double noise_gain(const cost::Comparison& comparison);
 
-/// True when `candidate`'s median is below `original`'s by at least max(min_gain, noise_gain).
-/// Uses medians, spreads and run counts only (what the cost cache keeps), so that a decision
-/// taken from cached numbers is the decision taken when they were measured.
-bool clearly_faster(const profile::Timing& candidate, const profile::Timing& original, double min_gain);
+/// True when the candidate's median ratio to the original is at most 1 - max(min_gain,
+/// noise_gain). Uses only what the cost cache keeps of a comparison, so that a decision taken
+/// from cached numbers is the decision taken when they were measured.
+bool clearly_faster(const cost::Comparison& comparison, double min_gain);
 
 /// The whole-graph check of an optimized graph against its input.
 struct GuardVerdict {
   bool keep_candidate = false;
-  std::optional<profile::Timing> before;  ///< The input's measured time (nullopt: not measured).
-  std::optional<profile::Timing> after;   ///< The candidate's.
-  std::string reason;                     ///< One sentence, for the log and the report.
+  std::optional<cost::Comparison> comparison;  ///< Candidate against input (nullopt: not measured).
+  std::optional<profile::Timing> before;       ///< The input's measured time, from that comparison.
+  std::optional<profile::Timing> after;        ///< The candidate's.
+  std::string reason;                          ///< One sentence, for the log and the report.
 };
 
-/// Times `input` and `candidate` whole in the target (or takes both from the cache) and keeps the
-/// candidate only when it is clearly faster. When either time cannot be had (the target fails,
+/// Times `candidate` whole against `input` in the target (or takes the comparison from the cache)
+/// and keeps the candidate only when it is clearly faster. When either time cannot be had (the target fails,
 /// or measuring is off and the cache lacks it) the input is kept.
 GuardVerdict guard(const ir::Graph& input, const ir::Graph& candidate, Measurer& measurer,
                    const GuardOptions& options);

@@ -18,11 +18,12 @@ class MeasuredJudge : public search::PartJudge {
 
   bool keep(const ir::Graph& original, const ir::Graph& candidate) override {
     if (!last_round_ && model_.pending_misses()) return true;
-    const auto times = measurer_.graph_times({&original, &candidate}, options_.part);
-    if (!times[0] || !times[1]) return false;
-    const bool faster = clearly_faster(*times[1], *times[0], options_.min_gain);
-    logger("search")->debug("part of {} nodes: {:.4f} ms -> {:.4f} ms measured: {}", original.node_count(),
-                            times[0]->median_ms, times[1]->median_ms, faster ? "kept" : "rejected");
+    const std::optional<cost::Comparison> measured = measurer_.compare(original, candidate, options_.part);
+    if (!measured) return false;
+    const bool faster = clearly_faster(*measured, options_.min_gain);
+    logger("search")->debug("part of {} nodes: the candidate takes {:.4f} of its time (spread {:.4f}, {} runs): {}",
+                            original.node_count(), measured->median_ratio, measured->spread, measured->runs,
+                            faster ? "kept" : "rejected");
     return faster;
   }
 

@@ -37,8 +37,7 @@ class FileLock {
   int fd_;
 };
 
-}  // namespace
-
+/// A cache entry's numbers as a Timing (median, spread and runs; no samples).
 profile::Timing timing_of(const cost::CacheEntry& entry) {
   profile::Timing timing;
   timing.median_ms = entry.median_ms;
@@ -46,6 +45,8 @@ profile::Timing timing_of(const cost::CacheEntry& entry) {
   timing.runs = entry.runs;
   return timing;
 }
+
+}  // namespace
 
 Measurer::Measurer(cost::CostCache cache, std::string cache_path, std::unique_ptr<profile::Profiler> profiler,
                    cost::DimSizes sizes)
@@ -68,50 +69,44 @@ std::size_t Measurer::measure(const std::vector<cost::Miss>& misses) {
   return misses.size();
 }
 
-std::vector<std::optional<profile::Timing>> Measurer::graph_times(const std::vector<const ir::Graph*>& graphs,
-                                                                  const profile::TimingLimits& limits) {
-  std::vector<std::optional<profile::Timing>> times(graphs.size());
-  std::vector<std::string> signatures;
-  std::vector<std::size_t> missing;
-  for (std::size_t i = 0; i < graphs.size(); ++i) {
-    signatures.push_back(cost::graph_signature(*graphs[i], sizes_));
-    const cost::CacheEntry* entry = cache_.find(signatures.back(), backend_);
-    if (entry) {
-      ++stats_.graph_hits;
-      if (!entry->failed()) times[i] = timing_of(*entry);
-    } else {
-      missing.push_back(i);
-    }
+std::optional<cost::Comparison> Measurer::compare(const ir::Graph& original, const ir::Graph& candidate,
+                                                  const profile::TimingLimits& limits) {
+  const std::string first = cost::graph_signature(original, sizes_);
+  const std::string second = cost::graph_signature(candidate, sizes_);
+  if (const cost::Comparison* cached = cache_.find_comparison(first, second, backend_)) {
+    ++stats_.comparison_hits;
+    return cached->failed() ? std::nullopt : std::optional<cost::Comparison>(*cached);
   }
-  if (missing.empty()) return times;
   if (!profiler_) {
-    stats_.graphs_unmeasured += static_cast<int64_t>(missing.size());
-    return times;
+    ++stats_.comparisons_unmeasured;
+    return std::nullopt;
   }
-  std::vector<const ir::Graph*> to_time;
-  for (std::size_t i : missing) to_time.push_back(graphs[i]);
   const Clock::time_point start = Clock::now();
-  std::vector<profile::Timing> measured;
-  std::string error;
+  cost::Comparison comparison{first, second, backend_, 1, 0, 0, {}};
   try {
-    measured = profiler_->time_graphs(to_time, sizes_, limits);
+    const std::vector<profile::Timing> timings = profiler_->time_graphs({&original, &candidate}, sizes_, limits);
+    const profile::Ratio ratio = profile::paired_ratio(timings[0].samples_ms, timings[1].samples_ms);
+    comparison.median_ratio = ratio.median;
+    comparison.spread = ratio.spread;
+    comparison.runs = ratio.runs;
+    for (std::size_t i = 0; i < 2; ++i) {
+      cache_.insert({i == 0 ? first : second, backend_, timings[i].median_ms, timings[i].spread_ms, timings[i].runs, {}});
+    }
   } catch (const Error& failure) {
-    error = failure.what();
-    logger("profile")->warn("the target cannot run a candidate graph: {}", error);
+    comparison.error = failure.what();
+    logger("profile")->warn("the target cannot run a candidate graph: {}", comparison.error);
   }
   stats_.seconds += seconds_since(start);
-  stats_.graphs_measured += static_cast<int64_t>(missing.size());
-  for (std::size_t k = 0; k < missing.size(); ++k) {
-    const std::size_t i = missing[k];
-    cost::CacheEntry entry{signatures[i], backend_, 0, 0, 0, error};
-    if (error.empty()) {
-      entry = {signatures[i], backend_, measured[k].median_ms, measured[k].spread_ms, measured[k].runs, {}};
-      times[i] = measured[k];
-    }
-    cache_.insert(std::move(entry));
-  }
+  ++stats_.comparisons_measured;
+  cache_.insert(comparison);
   changed_ = true;
-  return times;
+  return comparison.failed() ? std::nullopt : std::optional<cost::Comparison>(comparison);
+}
+
+std::optional<profile::Timing> Measurer::graph_time(const ir::Graph& graph) const {
+  const cost::CacheEntry* entry = cache_.find(cost::graph_signature(graph, sizes_), backend_);
+  if (!entry || entry->failed()) return std::nullopt;
+  return timing_of(*entry);
 }
 
 void Measurer::save() const {

@@ -15,12 +15,12 @@ namespace graphsub::pipeline {
 
 /// What a run asked of the cache and the profiler.
 struct MeasureStats {
-  int64_t nodes_measured = 0;    ///< Node signatures timed in this run.
-  int64_t nodes_failed = 0;      ///< Of those, the ones the target could not run (estimated).
-  int64_t graphs_measured = 0;   ///< Whole graphs and parts timed in this run.
-  int64_t graph_hits = 0;        ///< Graph times found in the cache.
-  int64_t graphs_unmeasured = 0; ///< Graph times neither cached nor measurable (measuring is off).
-  double seconds = 0;            ///< Time spent measuring.
+  int64_t nodes_measured = 0;          ///< Node signatures timed in this run.
+  int64_t nodes_failed = 0;            ///< Of those, the ones the target could not run (estimated).
+  int64_t comparisons_measured = 0;    ///< Pairs of graphs (parts, whole graphs) timed in this run.
+  int64_t comparison_hits = 0;         ///< Pairs whose comparison the cache held.
+  int64_t comparisons_unmeasured = 0;  ///< Pairs neither cached nor measurable (measuring is off).
+  double seconds = 0;                  ///< Time spent measuring.
 };
 
 /// A target's cost cache and, when this machine can run the target, its profiler. Node
@@ -45,11 +45,15 @@ class Measurer {
   /// failures, so they are not tried again). Returns how many it measured.
   std::size_t measure(const std::vector<cost::Miss>& misses);
 
-  /// The measured time of each graph, from the cache or measured now (the missing ones
-  /// together, alternately); nullopt for a graph that is not in the cache and cannot be measured
-  /// (no profiler, or the target fails on it: that failure is cached too).
-  std::vector<std::optional<profile::Timing>> graph_times(const std::vector<const ir::Graph*>& graphs,
-                                                         const profile::TimingLimits& limits);
+  /// `candidate` timed against `original` (alternately, run by run), from the cache or measured
+  /// now; nullopt when it is not in the cache and cannot be measured (no profiler), or when the
+  /// target fails on one of them (that failure is cached too). Measuring also caches each
+  /// graph's own time (graph_time).
+  std::optional<cost::Comparison> compare(const ir::Graph& original, const ir::Graph& candidate,
+                                          const profile::TimingLimits& limits);
+
+  /// A graph's measured time as a comparison left it in the cache, or nullopt.
+  std::optional<profile::Timing> graph_time(const ir::Graph& graph) const;
 
   /// Writes the cache back to its file if this run added entries, merged with what other runs
   /// wrote there meanwhile (under a lock file). A failure to write is logged, not thrown: the
@@ -65,8 +69,5 @@ class Measurer {
   MeasureStats stats_;
   bool changed_ = false;
 };
-
-/// A cache entry's numbers as a Timing (median, std and runs; no samples).
-profile::Timing timing_of(const cost::CacheEntry& entry);
 
 }  // namespace graphsub::pipeline

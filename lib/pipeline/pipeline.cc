@@ -139,9 +139,9 @@ Json measurement_json(const Measurer& measurer, const MeasuredSearchStats& searc
           {"node_signatures_measured", stats.nodes_measured},
           {"node_signatures_failed", stats.nodes_failed},
           {"node_signatures_still_estimated", search.estimated},
-          {"graphs_measured", stats.graphs_measured},
-          {"graph_cache_hits", stats.graph_hits},
-          {"graphs_unmeasured", stats.graphs_unmeasured},
+          {"comparisons_measured", stats.comparisons_measured},
+          {"comparison_cache_hits", stats.comparison_hits},
+          {"comparisons_unmeasured", stats.comparisons_unmeasured},
           {"node_lookups", {{"hits", model.hits()}, {"misses", model.misses()}}},
           {"seconds", stats.seconds}};
 }
@@ -239,8 +239,11 @@ class Run {
                     {"reason", verdict.reason},
                     {"measured_before", timing_json(verdict.before)},
                     {"measured_after", timing_json(verdict.after)}};
-    if (verdict.before && verdict.after && verdict.after->median_ms > 0) {
-      written["measured_speedup"] = verdict.before->median_ms / verdict.after->median_ms;
+    if (verdict.comparison) {
+      written["measured_ratio"] = {{"median", verdict.comparison->median_ratio},
+                                   {"spread", verdict.comparison->spread},
+                                   {"runs", verdict.comparison->runs}};
+      written["measured_speedup"] = 1 / verdict.comparison->median_ratio;
     }
     outcome_.report["result"] = written;
     outcome_.summary = summary(verdict, result.steps.size());
@@ -250,10 +253,12 @@ class Run {
   std::string summary(const GuardVerdict& verdict, std::size_t steps) const {
     const std::string where = " in " + target_.spec.name;
     if (verdict.keep_candidate) {
-      return request_.output + ": " + std::to_string(steps) + " substitutions; measured" + where +
-             format(": %.4g ms -> %.4g ms", verdict.before->median_ms, verdict.after->median_ms) +
-             format(" (%.3gx, medians of %g runs)", verdict.before->median_ms / verdict.after->median_ms,
-                    static_cast<double>(std::min(verdict.before->runs, verdict.after->runs)));
+      std::string text = request_.output + ": " + std::to_string(steps) + " substitutions; measured" + where + ": ";
+      if (verdict.before && verdict.after) {
+        text += format("%.4g ms -> %.4g ms, ", verdict.before->median_ms, verdict.after->median_ms);
+      }
+      return text + format("%.3gx faster (median of %g alternated runs)", 1 / verdict.comparison->median_ratio,
+                           static_cast<double>(verdict.comparison->runs));
     }
     return request_.output + ": the input with its weight-only nodes folded; " + verdict.reason;
   }

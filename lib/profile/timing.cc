@@ -35,4 +35,18 @@ Timing summarize(std::vector<double> samples_ms) {
   return timing;
 }
 
+Ratio paired_ratio(const std::vector<double>& original_ms, const std::vector<double>& candidate_ms) {
+  std::vector<double> logs;
+  for (std::size_t i = 0; i < std::min(original_ms.size(), candidate_ms.size()); ++i) {
+    if (original_ms[i] > 0 && candidate_ms[i] > 0) logs.push_back(std::log(candidate_ms[i] / original_ms[i]));
+  }
+  Ratio ratio;
+  ratio.runs = static_cast<int64_t>(logs.size());
+  if (logs.empty()) return ratio;
+  std::sort(logs.begin(), logs.end());
+  ratio.median = std::exp(percentile(logs, 0.5));
+  ratio.spread = (percentile(logs, 0.75) - percentile(logs, 0.25)) / 1.349;
+  return ratio;
+}
+
 }  // namespace graphsub::profile

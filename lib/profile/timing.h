@@ -34,6 +34,17 @@ struct Timing {
 /// An empty list gives runs 0 and zeros.
 Timing summarize(std::vector<double> samples_ms);
 
+/// A candidate timed against an original, round by round.
+struct Ratio {
+  double median = 1;  ///< Median over the rounds of candidate time / original time.
+  double spread = 0;  ///< Interquartile range / 1.349 of the log of the ratio.
+  int64_t runs = 0;   ///< Rounds paired.
+};
+
+/// Pairs the i-th run of `original` with the i-th run of `candidate` (the runs of one round of
+/// alternated timing) and summarizes their ratios. Extra runs of the longer list are left out.
+Ratio paired_ratio(const std::vector<double>& original_ms, const std::vector<double>& candidate_ms);
+
 /// The value below which `fraction` (0..1) of the sorted `values` lie, by linear interpolation.
 double percentile(const std::vector<double>& sorted, double fraction);
 

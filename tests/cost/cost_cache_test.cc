@@ -33,6 +33,8 @@ CostCache sample_cache(bool reversed) {
                                      {"Gather(x;int64[1])", "cudnn", 0, 0, 0, "no kernel"}};
   if (reversed) std::reverse(entries.begin(), entries.end());
   for (const CacheEntry& entry : entries) cache.insert(entry);
+  cache.insert(cost::Comparison{"Graph(1)", "Graph(2)", "cudnn", 0.75, 0.02, 40, {}});
+  cache.insert(cost::Comparison{"Graph(1)", "Graph(3)", "cudnn", 1, 0, 0, "cannot run"});
   return cache;
 }
 
@@ -47,6 +49,10 @@ TEST_CASE("a cost cache reads back what was written", "[cost]") {
   REQUIRE(read.find("Conv(x;float32[1])", "reference")->median_ms == 31.5);
   REQUIRE(read.find("Gather(x;int64[1])", "cudnn")->error == "no kernel");
   REQUIRE(read.find("Gather(x;int64[1])", "cudnn")->failed());
+  REQUIRE(read.comparisons() == written.comparisons());
+  REQUIRE(read.find_comparison("Graph(1)", "Graph(2)", "cudnn")->median_ratio == 0.75);
+  REQUIRE(read.find_comparison("Graph(1)", "Graph(3)", "cudnn")->failed());
+  REQUIRE(read.find_comparison("Graph(2)", "Graph(1)", "cudnn") == nullptr);
   REQUIRE(read.find("Conv(x;float32[1])", "cudnn")->runs == 50);
   REQUIRE(read.find("Conv(x;float32[1])", "cpu") == nullptr);
 }
@@ -68,7 +74,7 @@ TEST_CASE("a cost cache file is deterministic and sorted by signature", "[cost]"
 TEST_CASE("insert replaces the entry of the same signature and backend", "[cost]") {
   CostCache cache = sample_cache(false);
   cache.insert({"Conv(x;float32[1])", "cudnn", 0.5, 0.02, 10, {}});
-  REQUIRE(cache.size() == 4);
+  REQUIRE(cache.entries().size() == 4);
   REQUIRE(cache.find("Conv(x;float32[1])", "cudnn")->median_ms == 0.5);
 }
 
@@ -79,7 +85,7 @@ TEST_CASE("merge adds only the entries a cache lacks", "[cost]") {
   theirs.insert({"Conv(x;float32[1])", "cudnn", 9, 0, 1, {}});
   theirs.insert({"Sigmoid(;float32[4])", "cudnn", 0.001, 0, 5, {}});
   mine.merge(theirs);
-  REQUIRE(mine.size() == 5);
+  REQUIRE(mine.entries().size() == 5);
   REQUIRE(mine.find("Conv(x;float32[1])", "cudnn")->median_ms == 0.5);
   REQUIRE(mine.find("Sigmoid(;float32[4])", "cudnn")->runs == 5);
 }

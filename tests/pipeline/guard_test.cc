@@ -2,6 +2,7 @@
 // candidate measured clearly faster.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <memory>
 #include <string>
 
@@ -29,6 +30,7 @@ pipeline::GuardVerdict verdict(double input_ms, double candidate_ms, bool measur
 TEST_CASE("the guard keeps the input when the candidate measured slower", "[pipeline]") {
   const pipeline::GuardVerdict slower = verdict(10, 11);
   CHECK_FALSE(slower.keep_candidate);
+  CHECK(slower.comparison->median_ratio == Approx(1.1));
   CHECK(slower.before->median_ms == 10);
   CHECK(slower.after->median_ms == 11);
   CHECK_THAT(slower.reason, Catch::Contains("input is kept"));
@@ -42,29 +44,32 @@ TEST_CASE("the guard keeps the input when the gain is within the noise margin", 
 TEST_CASE("the guard keeps a candidate that measured clearly faster", "[pipeline]") {
   const pipeline::GuardVerdict faster = verdict(10, 8);
   CHECK(faster.keep_candidate);
-  CHECK_THAT(faster.reason, Catch::Contains("measured faster"));
+  CHECK_THAT(faster.reason, Catch::Contains("measured faster") && Catch::Contains("80.0 %"));
 }
 
 TEST_CASE("the guard keeps the input when the candidate cannot be measured", "[pipeline]") {
   const pipeline::GuardVerdict failed = verdict(10, 1, false);
   CHECK_FALSE(failed.keep_candidate);
-  CHECK_FALSE(failed.after.has_value());
+  CHECK_FALSE(failed.comparison.has_value());
   CHECK_THAT(failed.reason, Catch::Contains("could not run"));
 }
 
-TEST_CASE("a gain within the noise of the runs is no gain", "[pipeline]") {
-  const profile::Timing original = profile::summarize({10, 9, 11, 10, 9, 11, 10, 9, 11});
-  const profile::Timing noisy = profile::summarize({9.5, 8.5, 10.5, 9.5, 8.5, 10.5, 9.5, 8.5, 10.5});
-  CHECK(pipeline::noise_gain(noisy, original) > 0.05);
-  CHECK_FALSE(pipeline::clearly_faster(noisy, original, 0.01));
-  const profile::Timing steady = profile::summarize({9.5, 9.5, 9.5, 9.5});
-  CHECK(pipeline::clearly_faster(steady, profile::summarize({10, 10, 10, 10}), 0.01));
+/// A comparison with the given median ratio, spread of its log and rounds.
+cost::Comparison ratio(double median, double spread, int64_t runs) {
+  return cost::Comparison{"a", "b", "t", median, spread, runs, {}};
 }
 
-TEST_CASE("clearly faster compares medians with the margin", "[pipeline]") {
-  CHECK(pipeline::clearly_faster(profile::summarize({9.8}), profile::summarize({10}), 0.01));
-  CHECK_FALSE(pipeline::clearly_faster(profile::summarize({9.95}), profile::summarize({10}), 0.01));
-  CHECK(pipeline::clearly_faster(profile::summarize({9.95}), profile::summarize({10}), 0));
+TEST_CASE("a gain within the noise of the paired runs is no gain", "[pipeline]") {
+  CHECK(pipeline::noise_gain(ratio(0.96, 0.05, 25)) == Approx(1 - std::exp(-2 * 1.2533 * 0.05 / 5)));
+  CHECK_FALSE(pipeline::clearly_faster(ratio(0.96, 0.1, 25), 0.01));
+  CHECK(pipeline::clearly_faster(ratio(0.96, 0.01, 25), 0.01));
+  CHECK(pipeline::clearly_faster(ratio(0.96, 0.1, 400), 0.01));
+}
+
+TEST_CASE("clearly faster needs the minimum gain too", "[pipeline]") {
+  CHECK(pipeline::clearly_faster(ratio(0.98, 0, 10), 0.01));
+  CHECK_FALSE(pipeline::clearly_faster(ratio(0.995, 0, 10), 0.01));
+  CHECK(pipeline::clearly_faster(ratio(0.995, 0, 10), 0));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "../cost/cost_testing.h"
@@ -23,32 +24,40 @@ std::unique_ptr<Measurer> table_measurer(const std::string& path, TableProfiler*
   return std::make_unique<Measurer>(std::move(cache), path, std::move(profiler), cost::DimSizes{});
 }
 
-TEST_CASE("a graph is measured once, then read from the cache", "[pipeline]") {
+TEST_CASE("a comparison is measured once, then read from the cache", "[pipeline]") {
   TableProfiler* table = nullptr;
   auto measurer = table_measurer("", table);
   const ir::Graph fused = testing::conv_graph(8, 8, 3, "relu", false);
   const ir::Graph separate = testing::conv_graph(8, 8, 3, "none", true);
   table->graph_ms[cost::graph_signature(fused, {})] = 1.0;
   table->graph_ms[cost::graph_signature(separate, {})] = 2.0;
-  auto times = measurer->graph_times({&separate, &fused}, {});
-  REQUIRE(times[0]->median_ms == 2.0);
-  REQUIRE(times[1]->median_ms == 1.0);
+  std::optional<cost::Comparison> measured = measurer->compare(separate, fused, {});
+  REQUIRE(measured);
+  CHECK(measured->median_ratio == 0.5);
+  CHECK(measured->runs == 3);
   REQUIRE(table->graph_calls == 2);
-  times = measurer->graph_times({&fused, &separate}, {});
-  CHECK(times[0]->median_ms == 1.0);
+  CHECK(measurer->graph_time(separate)->median_ms == 2.0);
+  CHECK(measurer->graph_time(fused)->median_ms == 1.0);
+  measured = measurer->compare(separate, fused, {});
+  CHECK(measured->median_ratio == 0.5);
   CHECK(table->graph_calls == 2);
-  CHECK(measurer->stats().graph_hits == 2);
-  CHECK(measurer->stats().graphs_measured == 2);
+  CHECK(measurer->stats().comparison_hits == 1);
+  CHECK(measurer->stats().comparisons_measured == 1);
+  // The other way round is another comparison.
+  CHECK(measurer->compare(fused, separate, {})->median_ratio == 2.0);
+  CHECK(table->graph_calls == 4);
 }
 
-TEST_CASE("a graph the target cannot run has no time, and is not tried again", "[pipeline]") {
+TEST_CASE("graphs the target cannot run have no comparison, and are not tried again", "[pipeline]") {
   TableProfiler* table = nullptr;
   auto measurer = table_measurer("", table);
   const ir::Graph graph = testing::conv_graph(8, 8, 3, "relu", false);
-  CHECK_FALSE(measurer->graph_times({&graph}, {})[0].has_value());
-  CHECK_FALSE(measurer->graph_times({&graph}, {})[0].has_value());
+  const ir::Graph other = testing::conv_graph(8, 8, 3, "none", false);
+  CHECK_FALSE(measurer->compare(graph, other, {}).has_value());
+  CHECK_FALSE(measurer->compare(graph, other, {}).has_value());
   CHECK(table->graph_calls == 1);
-  CHECK(measurer->cache().entries().front().failed());
+  CHECK(measurer->cache().comparisons().front().failed());
+  CHECK_FALSE(measurer->graph_time(graph).has_value());
 }
 
 TEST_CASE("missed nodes are measured into the cache, failures recorded", "[pipeline]") {
@@ -69,33 +78,39 @@ TEST_CASE("the cache file keeps what was measured and merges what others wrote",
   const std::string path = (testing::scratch_dir("measurer") / "sub" / "cache.json").string();
   TableProfiler* table = nullptr;
   const ir::Graph graph = testing::conv_graph(8, 8, 3, "relu", false);
+  const ir::Graph other = testing::conv_graph(8, 8, 3, "none", false);
   {
     auto first = table_measurer(path, table);
     table->graph_ms[cost::graph_signature(graph, {})] = 3.0;
-    first->graph_times({&graph}, {});
+    table->graph_ms[cost::graph_signature(other, {})] = 4.0;
+    first->compare(graph, other, {});
     first->save();
   }
-  const ir::Graph other = testing::conv_graph(8, 4, 3, "relu", false);
+  const ir::Graph small = testing::conv_graph(8, 4, 3, "relu", false);
   auto second = table_measurer(path, table);
-  table->graph_ms[cost::graph_signature(other, {})] = 4.0;
-  second->graph_times({&other}, {});
+  table->graph_ms[cost::graph_signature(small, {})] = 1.0;
+  table->graph_ms[cost::graph_signature(graph, {})] = 3.0;
+  second->compare(graph, small, {});
   second->save();
   const cost::CostCache saved = cost::CostCache::read(path);
-  CHECK(saved.size() == 2);
-  CHECK(saved.find(cost::graph_signature(graph, {}), "onnxruntime-cpu")->median_ms == 3.0);
+  CHECK(saved.comparisons().size() == 2);
+  CHECK(saved.entries().size() == 3);
+  CHECK(saved.find(cost::graph_signature(other, {}), "onnxruntime-cpu")->median_ms == 4.0);
+  CHECK(saved.find_comparison(cost::graph_signature(graph, {}), cost::graph_signature(small, {}), "onnxruntime-cpu")
+            ->median_ratio == Approx(1.0 / 3));
   CHECK(saved.header() == table->header());
 }
 
 TEST_CASE("without a profiler, a measurer only reads its cache", "[pipeline]") {
   cost::CostCache cache(TableProfiler().header());
   const ir::Graph graph = testing::conv_graph(8, 8, 3, "relu", false);
-  cache.insert({cost::graph_signature(graph, {}), "onnxruntime-cpu", 2.5, 0.1, 10, {}});
-  Measurer measurer(std::move(cache), "", nullptr, {});
   const ir::Graph other = testing::conv_graph(8, 4, 3, "relu", false);
-  const auto times = measurer.graph_times({&graph, &other}, {});
-  CHECK(times[0]->median_ms == 2.5);
-  CHECK_FALSE(times[1].has_value());
-  CHECK(measurer.stats().graphs_unmeasured == 1);
+  cache.insert(cost::Comparison{cost::graph_signature(graph, {}), cost::graph_signature(other, {}), "onnxruntime-cpu",
+                                0.8, 0.01, 10, {}});
+  Measurer measurer(std::move(cache), "", nullptr, {});
+  CHECK(measurer.compare(graph, other, {})->median_ratio == 0.8);
+  CHECK_FALSE(measurer.compare(other, graph, {}).has_value());
+  CHECK(measurer.stats().comparisons_unmeasured == 1);
   CHECK(measurer.measure({{"Relu(;float32[1])", other, 0}}) == 0);
 }
 

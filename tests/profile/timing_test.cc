@@ -26,5 +26,18 @@ TEST_CASE("a median of an even count lies between the middle runs", "[profile]")
   CHECK(profile::summarize({}).runs == 0);
 }
 
+TEST_CASE("paired ratios compare run by run, so a common drift cancels", "[profile]") {
+  // The machine slows down by half during the rounds; the candidate is always 20 % faster.
+  const std::vector<double> original = {10, 11, 12, 13, 14, 15};
+  std::vector<double> candidate;
+  for (double ms : original) candidate.push_back(0.8 * ms);
+  const profile::Ratio ratio = profile::paired_ratio(original, candidate);
+  CHECK(ratio.median == Approx(0.8));
+  CHECK(ratio.spread == Approx(0).margin(1e-12));
+  CHECK(ratio.runs == 6);
+  CHECK(profile::summarize(original).spread_ms > 1);
+  CHECK(profile::paired_ratio({1, 2, 3}, {2}).runs == 1);
+}
+
 }  // namespace
 }  // namespace graphsub
