@@ -43,9 +43,13 @@ void print(const BenchOptions& options, const profile::OrtInfo& info, const std:
                 options.models[i].c_str(), t.median_ms, t.p90_ms, t.p10_ms, static_cast<long long>(t.runs));
   }
   if (timings.size() == 2) {
-    const double ratio = timings[0].median_ms / timings[1].median_ms;
-    std::printf("B/A: %.3fx %s (ratio of medians, A %.4f ms / B %.4f ms)\n", ratio >= 1 ? ratio : 1 / ratio,
-                ratio >= 1 ? "faster" : "slower", timings[0].median_ms, timings[1].median_ms);
+    const profile::Ratio ratio = profile::paired_ratio(timings[0].samples_ms, timings[1].samples_ms);
+    const double speedup = 1 / ratio.median;
+    std::printf("B/A: B is %.3fx %s: median of the %lld run-by-run ratios B/A %.4f (spread %.1f %%); "
+                "ratio of the medians %.4f\n",
+                speedup >= 1 ? speedup : 1 / speedup, speedup >= 1 ? "faster" : "slower",
+                static_cast<long long>(ratio.runs), ratio.median, 100 * ratio.spread,
+                timings[1].median_ms / timings[0].median_ms);
   }
 }
 
@@ -64,7 +68,12 @@ void run_bench(const BenchOptions& options) {
                            {"warmup_runs", options.limits.warmup},
                            {"models", nlohmann::json::array()}};
   for (std::size_t i = 0; i < timings.size(); ++i) report["models"].push_back(timing_json(options.models[i], timings[i]));
-  if (timings.size() == 2) report["speedup"] = timings[0].median_ms / timings[1].median_ms;
+  if (timings.size() == 2) {
+    const profile::Ratio ratio = profile::paired_ratio(timings[0].samples_ms, timings[1].samples_ms);
+    report["paired_ratio"] = {{"median", ratio.median}, {"spread", ratio.spread}, {"runs", ratio.runs}};
+    report["speedup"] = 1 / ratio.median;
+    report["ratio_of_medians"] = timings[1].median_ms / timings[0].median_ms;
+  }
   write_report(options.json, report);
 }
 

@@ -5,7 +5,7 @@ For each model: `graphsub optimize` with the default target (onnxruntime on this
 an empty cost cache (cold: it measures what it needs), then again with the cache it left (warm:
 it should measure nothing and write the same bytes); then `graphsub bench original optimized`
 times both in onnxruntime, alternated run by run, at ORT_ENABLE_ALL and the given threads, and the
-speedup is the ratio of their medians. The optimize wall time and peak memory (ru_maxrss) are
+speedup is the median of the run-by-run ratios (bench's `speedup`). The optimize wall time and peak memory (ru_maxrss) are
 measured here; what the optimizer decided comes from its --report.
 
 Models: the PyTorch exports of scripts/torch_models.py (needs torch, torchvision and transformers,
@@ -111,7 +111,9 @@ def measure(graphsub, name, model, args):
             "original_p90_ms": round(a["p90_ms"], 3),
             "optimized_p90_ms": round(b["p90_ms"], 3),
             "runs": min(a["runs"], b["runs"]),
-            "speedup": round(a["median_ms"] / b["median_ms"], 3),
+            "speedup": round(timed["speedup"], 3),
+            "ratio_of_medians": round(timed["ratio_of_medians"], 4),
+            "copied_input": result.get("copied_input"),
             "guard_speedup": round(result["measured_speedup"], 3) if "measured_speedup" in result else None,
         }
 
@@ -125,7 +127,8 @@ def markdown(rows, environment):
         if "error" in row:
             lines.append(f"| {row['model']} | error: {row['error']} | | | | | | | |")
             continue
-        lines.append(f"| {row['model']} | {row['written']} | {row['substitutions']} | "
+        written = "input (copied)" if row["copied_input"] else row["written"]
+        lines.append(f"| {row['model']} | {written} | {row['substitutions']} | "
                      f"{row['original_ms']} ({row['original_p90_ms']}) | {row['optimized_ms']} ({row['optimized_p90_ms']}) | "
                      f"{row['speedup']:.3f}x | {row['optimize_cold_s']} / {row['optimize_warm_s']} | "
                      f"{row['warm_measured']} | {row['peak_mb']} |")

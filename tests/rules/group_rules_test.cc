@@ -28,6 +28,16 @@ const rules::Rule& rule_named(const std::vector<rules::Rule>& rules, const std::
   throw std::runtime_error("no rule " + name);
 }
 
+/// `graph` with the channel concatenation of `parts` as its one output, "y".
+ir::Graph with_concat_output(ir::Graph graph, const std::vector<ir::ValueId>& parts) {
+  ir::Attributes axis;
+  axis.set("axis", int64_t{1});
+  const ir::ValueId y = out(graph, add_canonical(graph, ir::OpKind::kConcat, parts, axis));
+  graph.set_name(y, "y");
+  graph.set_outputs({y});
+  return graph;
+}
+
 /// x [1, 6, 7, 7] split into three slices of 2 channels; a 3x3 convolution (group `group`, 2 * group
 /// filters) on each; concatenated with another input z between the second and the third.
 ir::Graph sliced_convs(bool bias, int64_t group) {
@@ -51,12 +61,7 @@ ir::Graph sliced_convs(bool bias, int64_t group) {
     parts.push_back(out(graph, add_canonical(graph, ir::OpKind::kConv, inputs, attrs)));
   }
   parts.insert(parts.begin() + 2, graph.add_input("z", testing::float_type({1, 5, 7, 7})));
-  ir::Attributes axis;
-  axis.set("axis", int64_t{1});
-  const ir::ValueId y = out(graph, add_canonical(graph, ir::OpKind::kConcat, parts, axis));
-  graph.set_name(y, "y");
-  graph.set_outputs({y});
-  return graph;
+  return with_concat_output(std::move(graph), parts);
 }
 
 /// One sliced convolution of mixed_group_convs: its slice's channels, group and filters.
@@ -89,12 +94,7 @@ ir::Graph mixed_group_convs(bool bias, Slice first, Slice second) {
     if (bias) inputs.push_back(graph.add_weight({}, ir::share(testing::random_tensor({slice.filters}, seed++))));
     parts.push_back(out(graph, add_canonical(graph, ir::OpKind::kConv, inputs, attrs)));
   }
-  ir::Attributes axis;
-  axis.set("axis", int64_t{1});
-  const ir::ValueId y = out(graph, add_canonical(graph, ir::OpKind::kConcat, parts, axis));
-  graph.set_name(y, "y");
-  graph.set_outputs({y});
-  return graph;
+  return with_concat_output(std::move(graph), parts);
 }
 
 /// The group of the graph's only convolution (0 when there is not exactly one).
