@@ -6,7 +6,9 @@ an empty cost cache (cold: it measures what it needs), then again with the cache
 it should measure nothing and write the same bytes); then `graphsub bench original optimized`
 times both in onnxruntime, alternated run by run, at ORT_ENABLE_ALL and the given threads, and the
 speedup is the median of the run-by-run ratios (bench's `speedup`). The optimize wall time and peak memory (ru_maxrss) are
-measured here; what the optimizer decided comes from its --report.
+measured here; what the optimizer decided comes from its --report. Last, onnxruntime runs both
+models on one seeded input and the row gives the largest difference of their outputs (flagged
+DIFFERENT beyond rtol 1e-3, atol 1e-4).
 
 Models: the PyTorch exports of scripts/torch_models.py (needs torch, torchvision and transformers,
 several GB: not part of CI; exported once into --folder) and any .onnx files given with --onnx.
@@ -78,6 +80,30 @@ def bench(graphsub, original, optimized, flags, runs):
             return json.load(file)
 
 
+def outputs_difference(original, optimized, name):
+    """Largest |optimized - original| over every output, both run by onnxruntime (optimizations
+    off) on one seeded random input; None when equal within rtol 1e-3, atol 1e-4 is not the case."""
+    import numpy as np
+    import onnxruntime as ort
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    a = ort.InferenceSession(original, options, providers=["CPUExecutionProvider"])
+    b = ort.InferenceSession(optimized, options, providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(0)
+    sizes = DIMS.get(name, {"batch": 1})
+    feeds = {}
+    for value in a.get_inputs():
+        shape = [d if isinstance(d, int) else sizes.get(d, 1) for d in value.shape]
+        feeds[value.name] = (rng.integers(0, 2 if "mask" in value.name else 1000, shape).astype(np.int64)
+                             if "int64" in value.type else rng.standard_normal(shape).astype(np.float32))
+    worst, equal = 0.0, True
+    for x, y in zip(a.run(None, feeds), b.run(None, feeds)):
+        if x.size:
+            worst = max(worst, float(np.max(np.abs(x.astype(np.float64) - y))))
+            equal = equal and bool(np.allclose(y, x, rtol=1e-3, atol=1e-4))
+    return worst, equal
+
+
 def measure(graphsub, name, model, args):
     """The row of one model: decisions, optimize times (cold, warm), memory, measured speedup."""
     flags = dim_flags(name) + ["--ort-threads", str(args.threads)]
@@ -94,6 +120,7 @@ def measure(graphsub, name, model, args):
         with open(report) as file:
             second = json.load(file)
         timed = bench(graphsub, model, out, flags, args.runs)
+        worst, equal = outputs_difference(model, out, name)
         a, b = timed["models"]
         result = first.get("result", {})
         return {
@@ -115,23 +142,26 @@ def measure(graphsub, name, model, args):
             "ratio_of_medians": round(timed["ratio_of_medians"], 4),
             "copied_input": result.get("copied_input"),
             "guard_speedup": round(result["measured_speedup"], 3) if "measured_speedup" in result else None,
+            "ort_max_abs_diff": worst,
+            "ort_equal": equal,
         }
 
 
 def markdown(rows, environment):
     lines = [f"Measured {environment}.", "",
              "| model | written | substitutions | original ms (p90) | optimized ms (p90) | speedup | optimize cold / warm s | "
-             "warm run measured | peak MB |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "warm run measured | peak MB | outputs max abs diff |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         if "error" in row:
-            lines.append(f"| {row['model']} | error: {row['error']} | | | | | | | |")
+            lines.append(f"| {row['model']} | error: {row['error']} | | | | | | | | |")
             continue
         written = "input (copied)" if row["copied_input"] else row["written"]
         lines.append(f"| {row['model']} | {written} | {row['substitutions']} | "
                      f"{row['original_ms']} ({row['original_p90_ms']}) | {row['optimized_ms']} ({row['optimized_p90_ms']}) | "
                      f"{row['speedup']:.3f}x | {row['optimize_cold_s']} / {row['optimize_warm_s']} | "
-                     f"{row['warm_measured']} | {row['peak_mb']} |")
+                     f"{row['warm_measured']} | {row['peak_mb']} | {row['ort_max_abs_diff']:.2g}"
+                     f"{'' if row['ort_equal'] else ' DIFFERENT'} |")
     speedups = [row["speedup"] for row in rows if "speedup" in row]
     if speedups:
         geomean = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
