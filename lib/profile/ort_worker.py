@@ -9,13 +9,14 @@ and the worker goes on with the next request.
     -> {"ok": true, "onnxruntime": "1.23.2", "cpu": "<model name>", "python": "3.11.7"}
   {"cmd": "time", "models": [path, ...], "threads": 1, "level": "all", "dims": {"N": 8},
    "seed": 0, "warmup": 3, "min_runs": 10, "max_runs": 100, "max_seconds": 5.0,
-   "rel_error": 0.01, "abs_error_ms": 0.0005}
+   "rel_error": 0.01, "abs_error_ms": 0.0005, "paired": false}
     -> {"ok": true, "samples_ms": [[...], ...]}   (one list of run times per model, in order)
 
 The models are timed alternately: each round runs every model once, in reverse order every other
 round (A B B A ...), so a drift of the machine's speed falls on all of them alike. The rounds stop
 when every model has min_runs runs and the standard error of each one's mean is at most
-max(abs_error_ms, rel_error x mean); or at max_runs; or once max_seconds have passed (with at least
+max(abs_error_ms, rel_error x mean) (with "paired": the standard error of the median of each
+model's run-by-run log ratio to the first model is at most rel_error); or at max_runs; or once max_seconds have passed (with at least
 three runs each). Inputs are seeded random data, the same for every model of a request: floats standard normal, integers and booleans zero
 (a valid index, a valid shape-copy marker); symbolic dims take their size from "dims", else 1.
 """
@@ -101,6 +102,21 @@ def stable(samples, request):
     return error <= max(float(request["abs_error_ms"]), float(request["rel_error"]) * mean)
 
 
+def stable_ratios(samples, request):
+    """Paired: the median of every model's run-by-run log ratio to the first has a standard error
+    (1.2533 x interquartile range / 1.349 / sqrt(runs), robust to disturbed runs) of at most
+    rel_error."""
+    first = samples[0]
+    for other in samples[1:]:
+        logs = sorted(math.log(b / a) for a, b in zip(first, other) if a > 0 and b > 0)
+        if len(logs) < max(4, int(request["min_runs"])):
+            return False
+        spread = (float(np.percentile(logs, 75)) - float(np.percentile(logs, 25))) / 1.349
+        if 1.2533 * spread / math.sqrt(len(logs)) > float(request["rel_error"]):
+            return False
+    return True
+
+
 def time_models(request):
     sessions = [session(path, request) for path in request["models"]]
     inputs = [feeds(sess, request, np.random.default_rng(int(request.get("seed", 0)))) for sess in sessions]
@@ -118,7 +134,10 @@ def time_models(request):
             begin = time.perf_counter_ns()
             sessions[i].run(None, inputs[i])
             samples[i].append((time.perf_counter_ns() - begin) / 1e6)
-        if all(stable(s, request) for s in samples):
+        if request.get("paired") and len(samples) > 1:
+            if stable_ratios(samples, request):
+                break
+        elif all(stable(s, request) for s in samples):
             break
         if time.perf_counter() - start >= float(request["max_seconds"]) and round_index >= 2:
             break

@@ -14,6 +14,9 @@ struct TimingLimits {
   double max_seconds = 5;      ///< Stop after this long (with at least three runs each).
   double rel_error = 0.01;     ///< Stable when the standard error of the mean is at most this × the mean...
   double abs_error_ms = 5e-4;  ///< ... or at most this many milliseconds.
+  /// When timing several models: stop instead when the run-by-run log ratio of each to the first
+  /// has a standard error of at most rel_error (what a comparison needs, in fewer runs).
+  bool paired = false;
 };
 
 /// The timed runs of one graph, in milliseconds, and their summary.
