@@ -192,7 +192,7 @@ class Run {
     const ir::Graph& written = target_.measurer ? search_measured(folded, matcher, rules.size())
                                                 : search_estimated(folded, matcher, rules.size());
     timer_.start();
-    write(written, folded);
+    write(written);
     timer_.stop("export");
     if (target_.measurer) target_.measurer->save();
     if (request_.check.samples > 0) check_output();
@@ -209,12 +209,14 @@ class Run {
     timer_.stop("search");
     const search::SearchResult& result = optimized_.search;
     outcome_.report["search"] = search_json(optimized_, request_, rules, false);
-    outcome_.report["result"] = {{"written", result.steps.empty() ? "input" : "optimized"},
+    outcome_.report["result"] = {{"written", !result.steps.empty() ? "optimized"
+                                             : folded.node_count() == original_.node_count() ? "input"
+                                                                                              : "folded input"},
                                  {"reason", "ranked by the analytical estimate; nothing was measured"}};
     outcome_.summary = request_.output + ": " + std::to_string(result.steps.size()) + " substitutions; " +
                        format("estimated %.4g ms -> %.4g ms", result.initial_cost.time_ms, result.best_cost.time_ms) +
                        " on " + target_.spec.name + " (an estimate, not measured)";
-    return result.steps.empty() ? folded : result.best;
+    return result.steps.empty() && folded.node_count() == original_.node_count() ? original_ : result.best;
   }
 
   /// Searches with measured costs, then keeps the result only if the target runs it faster.
@@ -229,13 +231,16 @@ class Run {
     const search::SearchResult& result = optimized_.search;
     GuardVerdict verdict;
     timer_.start();
-    if (!result.steps.empty()) verdict = guard(folded, result.best, measurer, request_.guard);
-    if (result.steps.empty()) verdict.reason = "the search found nothing faster, so the input is written";
+    if (!result.steps.empty() || folded.node_count() != original_.node_count()) {
+      verdict = guard(original_, result.best, measurer, request_.guard);
+    } else {
+      verdict.reason = "the search found nothing faster and there was nothing to fold, so the input is kept";
+    }
     timer_.stop("guard");
     logger("cli")->info("{}", verdict.reason);
     outcome_.report["search"] = search_json(optimized_, request_, rules, true);
     outcome_.report["measurement"] = measurement_json(measurer, stats, model);
-    Json written = {{"written", verdict.keep_candidate ? "optimized" : "input"},
+    Json written = {{"written", !verdict.keep_candidate ? "input" : result.steps.empty() ? "folded input" : "optimized"},
                     {"reason", verdict.reason},
                     {"measured_before", timing_json(verdict.before)},
                     {"measured_after", timing_json(verdict.after)}};
@@ -247,7 +252,7 @@ class Run {
     }
     outcome_.report["result"] = written;
     outcome_.summary = summary(verdict, result.steps.size());
-    return verdict.keep_candidate ? result.best : folded;
+    return verdict.keep_candidate ? result.best : original_;
   }
 
   std::string summary(const GuardVerdict& verdict, std::size_t steps) const {
@@ -260,17 +265,17 @@ class Run {
       return text + format("%.3gx faster (median of %g alternated runs)", 1 / verdict.comparison->median_ratio,
                            static_cast<double>(verdict.comparison->runs));
     }
-    return request_.output + ": the input with its weight-only nodes folded; " + verdict.reason;
+    return request_.output + ": the input, unchanged; " + verdict.reason;
   }
 
-  /// Writes the chosen graph. When it is the input and folding changed nothing, the input file
-  /// is copied byte for byte (unless its weights live in external data files, whose relative
-  /// paths a copy elsewhere would break): what the user gets back is then exactly what they gave.
-  void write(const ir::Graph& written, const ir::Graph& folded) {
-    const bool unchanged = &written == &folded && folded.node_count() == original_.node_count() &&
-                           import_stats_.external_tensors == 0;
-    outcome_.report["result"]["copied_input"] = unchanged;
-    if (!unchanged) {
+  /// Writes the chosen graph. The input itself is copied byte for byte (unless its weights live
+  /// in external data files, whose relative paths a copy elsewhere would break: then it is
+  /// exported as it was read), so what the user gets back is exactly what they gave.
+  void write(const ir::Graph& written) {
+    const bool input = &written == &original_;
+    const bool copy = input && import_stats_.external_tensors == 0;
+    outcome_.report["result"]["copied_input"] = copy;
+    if (!copy) {
       onnx_io::export_model(written, request_.output);
       return;
     }
