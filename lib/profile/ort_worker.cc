@@ -1,9 +1,6 @@
 // The onnxruntime worker's protocol: hello, then timing requests, one JSON line each way.
 #include "profile/ort_worker.h"
 
-#include <unistd.h>
-
-#include <cstdio>
 #include <cstdlib>
 
 #include <nlohmann/json.hpp>
@@ -22,19 +19,6 @@ constexpr double kStartSeconds = 60;
 /// Seconds a timing request may take beyond its own time limit: loading and optimizing the
 /// models (a large transformer takes a few seconds) and the warm-up runs.
 constexpr double kSessionSeconds = 300;
-
-/// Writes the worker's source to a new temporary file; returns its path.
-std::string write_script() {
-  const char* dir = std::getenv("TMPDIR");
-  std::string path = std::string(dir && *dir ? dir : "/tmp") + "/graphsub-ort-worker-XXXXXX.py";
-  const int fd = ::mkstemps(path.data(), 3);
-  if (fd < 0) throw Error("cannot create a temporary file like " + path);
-  const std::string source = ort_worker_source();
-  const bool written = ::write(fd, source.data(), source.size()) == static_cast<ssize_t>(source.size());
-  ::close(fd);
-  if (!written) throw Error("cannot write " + path);
-  return path;
-}
 
 Json parse_answer(const std::string& line) {
   Json answer;
@@ -61,22 +45,17 @@ std::string default_python() {
   return python && *python ? python : "python3";
 }
 
-OrtWorker::OrtWorker(const std::string& python) : script_(write_script()) {
+OrtWorker::OrtWorker(const std::string& python) {
   try {
-    process_ = std::make_unique<Subprocess>(std::vector<std::string>{python, script_});
+    // The source goes on the command line, so no file is left behind when graphsub is killed.
+    process_ = std::make_unique<Subprocess>(std::vector<std::string>{python, "-c", ort_worker_source()});
     const Json hello = parse_answer(request(R"({"cmd": "hello"})", kStartSeconds));
     info_ = {hello.at("onnxruntime").get<std::string>(), hello.at("cpu").get<std::string>(),
              hello.at("python").get<std::string>()};
   } catch (const Error& error) {
-    std::remove(script_.c_str());
     throw Error(std::string("onnxruntime is not available (") + python + "): " + error.what());
   }
   logger("profile")->info("onnxruntime {} (Python {}) on {}", info_.onnxruntime, info_.python, info_.cpu);
-}
-
-OrtWorker::~OrtWorker() {
-  process_.reset();
-  std::remove(script_.c_str());
 }
 
 std::string OrtWorker::request(const std::string& line, double timeout_s) {

@@ -42,7 +42,6 @@ class OrtWorker {
   /// Starts the worker and asks what it runs. Throws graphsub::Error naming the cause
   /// ("onnxruntime is not available: No module named 'onnxruntime'") when it cannot start.
   explicit OrtWorker(const std::string& python = default_python());
-  ~OrtWorker();
   OrtWorker(const OrtWorker&) = delete;
   OrtWorker& operator=(const OrtWorker&) = delete;
 
@@ -57,7 +56,6 @@ class OrtWorker {
  private:
   std::string request(const std::string& line, double timeout_s);
 
-  std::string script_;  ///< The worker's source, written to a temporary file for python to run.
   std::unique_ptr<Subprocess> process_;
   OrtInfo info_;
 };

@@ -13,7 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "ir/error.h"
@@ -35,19 +35,20 @@ void make_channel(int fds[2]) {
 /// ": reason", or nothing for an empty reason.
 std::string with_reason(const std::string& reason) { return reason.empty() ? "" : ": " + reason; }
 
-/// A new empty temporary file's path, for a child's stderr.
-std::string temporary_file() {
+/// A new empty temporary file for a child's stderr, open for reading and writing and already
+/// unlinked, so that nothing is left behind however this process ends.
+int anonymous_file() {
   const char* dir = std::getenv("TMPDIR");
   std::string path = std::string(dir && *dir ? dir : "/tmp") + "/graphsub-stderr-XXXXXX";
-  const int fd = ::mkstemp(path.data());
+  const int fd = ::mkostemp(path.data(), O_CLOEXEC);
   if (fd < 0) throw Error("cannot create a temporary file in " + path.substr(0, path.rfind('/')));
-  ::close(fd);
-  return path;
+  ::unlink(path.c_str());
+  return fd;
 }
 
 }  // namespace
 
-Subprocess::Subprocess(const std::vector<std::string>& argv) : stderr_path_(temporary_file()) {
+Subprocess::Subprocess(const std::vector<std::string>& argv) : stderr_fd_(anonymous_file()) {
   int in[2];
   int out[2];
   make_channel(in);
@@ -56,7 +57,7 @@ Subprocess::Subprocess(const std::vector<std::string>& argv) : stderr_path_(temp
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_path_.c_str(), O_WRONLY | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, stderr_fd_, STDERR_FILENO);
   std::vector<char*> args;
   for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
@@ -86,7 +87,7 @@ Subprocess::~Subprocess() {
     }
   }
   if (from_child_ >= 0) ::close(from_child_);
-  std::remove(stderr_path_.c_str());
+  ::close(stderr_fd_);
 }
 
 void Subprocess::kill_child() {
@@ -138,7 +139,16 @@ std::string Subprocess::read_line(double timeout_s) {
 }
 
 std::string Subprocess::last_stderr_line() const {
-  std::ifstream in(stderr_path_, std::ios::binary);
+  std::string text;
+  char chunk[65536];
+  for (off_t offset = 0;;) {
+    const ssize_t n = ::pread(stderr_fd_, chunk, sizeof chunk, offset);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(chunk, static_cast<std::size_t>(n));
+    offset += n;
+  }
+  std::istringstream in(text);
   std::string line;
   std::string last;
   while (std::getline(in, line)) {

@@ -9,7 +9,7 @@
 namespace graphsub::profile {
 
 /// A running child process that reads requests on stdin and answers on stdout, one line each.
-/// Its stderr is collected in a temporary file, whose last line explains a failure. The destructor
+/// Its stderr is collected in an unlinked temporary file, whose last line explains a failure. The destructor
 /// closes stdin, waits briefly, and kills the child if it has not ended.
 class Subprocess {
  public:
@@ -37,7 +37,7 @@ class Subprocess {
   pid_t pid_ = -1;
   int to_child_ = -1;
   int from_child_ = -1;
-  std::string stderr_path_;
+  int stderr_fd_ = -1;  ///< The child's stderr: an unlinked temporary file.
   std::string buffer_;  ///< Bytes read from stdout after the last complete line.
 };
 
