@@ -11,10 +11,12 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 
 debian_packages=(
   build-essential cmake pkg-config python3 python3-pip
-  libonnx-dev libprotobuf-dev protobuf-compiler libz3-dev libcli11-dev libspdlog-dev
+  libprotobuf-dev protobuf-compiler libz3-dev libcli11-dev libspdlog-dev
   nlohmann-json3-dev catch2 libonnx-testdata
 )
-python_packages=(onnx onnxruntime numpy)
+# The Python onnx is the release the C++ library is built from (scripts/build_onnx.sh), so the
+# node tests it writes use the opsets graphsub's checker knows.
+python_packages=(onnx==1.23.2 onnxruntime==1.32.0 numpy)
 
 install_dependencies() {
   local sudo=""
@@ -27,14 +29,16 @@ install_dependencies() {
     $sudo apt-get update -q
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}"
   fi
-  if ! python3 -c "import onnx, onnxruntime, numpy" >/dev/null 2>&1; then
+  if ! python3 -c "import onnx, onnxruntime, numpy; assert onnx.__version__ == '1.23.2'" >/dev/null 2>&1; then
     python3 -m pip install -q "${python_packages[@]}" || \
       python3 -m pip install -q --break-system-packages "${python_packages[@]}"
   fi
 }
 
 build_graphsub() {
-  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release
+  local onnx_prefix
+  onnx_prefix="$(bash "$root/scripts/build_onnx.sh" | tail -n 1)"
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DONNX_DIR="$onnx_prefix/lib/cmake/ONNX"
   cmake --build "$build" -j "$jobs"
 }
 

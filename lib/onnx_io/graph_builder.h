@@ -17,6 +17,8 @@ struct LoadedModel {
   onnx::ModelProto model;
   /// The checked copy with ONNX's inferred value_info (and no initializers): the value types.
   onnx::ModelProto inferred;
+  /// Why ONNX's strict shape inference failed (empty when it passed); see checked_copy.
+  std::string inference_error;
   /// Per node: the outer-scope names its subgraphs read (its implicit inputs).
   std::vector<std::vector<std::string>> implicit;
   /// The model without its graph's nodes, initializers and value_info (ModelInfo::onnx_shell).

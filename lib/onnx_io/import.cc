@@ -3,6 +3,7 @@
 #include <new>
 
 #include "ir/error.h"
+#include "ir/log.h"
 #include "onnx_io/graph_builder.h"
 #include "onnx_io/model_file.h"
 #include "onnx_io/node_order.h"
@@ -50,7 +51,12 @@ void load(const std::string& path, LoadedModel& loaded) {
   loaded.external_tensors = load_external_data(*loaded.model.mutable_graph(), std::filesystem::path(path).parent_path());
   sort_nodes(loaded);
   loaded.shell = model_shell(loaded.model);
-  loaded.inferred = checked_copy(loaded.model);
+  loaded.inferred = checked_copy(loaded.model, &loaded.inference_error);
+  if (!loaded.inference_error.empty()) {
+    logger("onnx_io")->warn("{}: ONNX's strict shape inference fails ({}); reading the model with the types it "
+                            "could infer",
+                            path, loaded.inference_error);
+  }
 }
 
 }  // namespace
@@ -62,6 +68,7 @@ ir::Graph import_model(const std::string& path, const ImportOptions& options, Im
     ImportStats local;
     ir::Graph graph = GraphBuilder(loaded, options).build(local);
     local.external_tensors = loaded.external_tensors;
+    local.inference_error = loaded.inference_error;
     if (stats) *stats = std::move(local);
     return graph;
   } catch (const Error& error) {

@@ -21,9 +21,15 @@ std::string serialize_to_string(const google::protobuf::MessageLite& message);
 /// operator's type constraints accepted, as runtimes accept them) on a copy of `model`, whose
 /// tensor data must be in memory, and returns the copy with the inferred value_info. The copy borrows the
 /// initializers for the check (no weight is copied) and gives them back, so the returned copy has none and
-/// `model` is left as it was. Throws graphsub::Error "fails the ONNX checker: ..." or "fails ONNX shape
-/// inference: ..." on one line.
-onnx::ModelProto checked_copy(onnx::ModelProto& model);
+/// `model` is left as it was. Throws graphsub::Error "fails the ONNX checker: ..." on one line, and
+/// "fails ONNX shape inference: ..." unless `inference_error` is given and only nodes of
+/// operators graphsub does not model failed: then the failure is stored there (one line) and the
+/// copy carries the types that lenient inference (node errors skipped) could still infer. ONNX's
+/// inference has bugs of its own (1.23 fails on MeanVarianceNormalization with its default axes,
+/// and on STFT with a constant frame_length, models onnxruntime runs), so a model the checker
+/// accepts is not refused for a node that graphsub keeps opaque anyway; a failure in a modelled
+/// operator (an Add of incompatible shapes) is still an error.
+onnx::ModelProto checked_copy(onnx::ModelProto& model, std::string* inference_error = nullptr);
 
 /// Writes `model` to `path` through a temporary file in the same folder that is renamed over
 /// `path`, so a failure leaves no partial output. Main-graph initializers of more than

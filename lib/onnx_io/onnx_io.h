@@ -18,6 +18,8 @@ struct ImportStats {
   std::map<std::string, std::string> opaque_reasons;
   /// Tensors whose data the model keeps in external data files.
   int external_tensors = 0;
+  /// Why ONNX's strict shape inference failed on a model its checker accepts (empty: it passed).
+  std::string inference_error;
 };
 
 /// Options of import.
@@ -32,7 +34,9 @@ struct ImportOptions {
 /// the rest stay opaque. Throws graphsub::Error with one clear message on any invalid input
 /// (missing file, not ONNX, truncated, cycle, shape mismatch).
 ///
-/// The model must pass onnx::checker and ONNX's strict shape inference. Before IR version 4 an
+/// The model must pass onnx::checker. When ONNX's strict shape inference fails on it (ONNX has
+/// bugs of its own there), a warning is logged, ImportStats::inference_error says why, and the
+/// model is read with the types lenient inference gives. Before IR version 4 an
 /// initializer listed as a graph input is a weight; from 4 it is that input's default. Sparse
 /// initializers become dense weights (as runtimes read them). A modelled op whose constant
 /// operands (OpDef::attr_inputs) are not weights, whose attributes or types graphsub does not
@@ -60,9 +64,9 @@ struct ExportOptions {
 
 /// Writes the graph as ONNX: weight-only nodes folded into initializers by the reference kernels,
 /// graphsub's own ops lowered to ONNX ops, graph input/output names and order, opset, IR version
-/// and metadata kept. The model passes onnx::checker and strict shape inference before it is
-/// written; the file is written to a temporary name and renamed, so a failure leaves no partial
-/// output. Throws graphsub::Error ("internal error: ..." when the graph cannot be expressed).
+/// and metadata kept. The model passes onnx::checker (and strict shape inference, or a warning
+/// says why not: ONNX's inference has bugs of its own) before it is written; the file is written
+/// to a temporary name and renamed, so a failure leaves no partial output. Throws graphsub::Error ("internal error: ..." when the graph cannot be expressed).
 ///
 /// Nodes no graph output needs are left out. Values keep their names where unique; others get
 /// "gs_<op>_<n>", unnamed nodes "<op_type>_<n>", an unnamed graph output "output_<n>". A graph

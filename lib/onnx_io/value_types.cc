@@ -59,7 +59,7 @@ ir::TensorType refine_type(const ir::TensorType& ours, const ir::TensorType& onn
   }
   for (std::size_t i = 0; i < out.shape.rank(); ++i) {
     ir::Dim& dim = out.shape.dims[i];
-    if (!dim.is_known() && !dim.is_symbolic()) dim = onnx.shape.dims[i];
+    if (!dim.is_known() && (!dim.is_symbolic() || onnx.shape.dims[i].is_known())) dim = onnx.shape.dims[i];
   }
   return out;
 }

@@ -20,7 +20,8 @@ bool types_conflict(const ir::TensorType& a, const ir::TensorType& b);
 
 /// graphsub's inferred type completed by ONNX's for the same value (which must not conflict):
 /// where graphsub knows neither a dim's size nor its symbol, or not even the rank, ONNX's
-/// inference (which propagates constant shape data) may.
+/// inference (which propagates constant shape data) may; a size ONNX knows (a graph output's
+/// declared [2, 4, 24], say) replaces a symbol graphsub only named.
 ir::TensorType refine_type(const ir::TensorType& ours, const ir::TensorType& onnx);
 
 }  // namespace graphsub::onnx_io
