@@ -78,7 +78,14 @@ nlohmann::json summary_json(const ir::Graph& graph, const Summary& summary,
   }
   std::vector<std::string> input_names;
   for (ir::ValueId id : graph.inputs()) input_names.push_back(graph.value(id).name);
+  nlohmann::json opsets = nlohmann::json::object();
+  if (graph.model_info()) {
+    for (const auto& [domain, version] : graph.model_info()->opsets) opsets[domain.empty() ? "ai.onnx" : domain] = version;
+  }
   return {{"opset", stats.opset},
+          {"opsets", opsets},
+          {"opaque_forms", stats.opaque_forms},
+          {"inference_warning", stats.inference_error},
           {"nodes", graph.node_count()},
           {"modelled_nodes", stats.modelled_nodes},
           {"opaque_nodes", stats.opaque_nodes},
@@ -95,6 +102,11 @@ void print_text(const nlohmann::json& info) {
   std::printf("opset %lld, %zu nodes: %zu modelled, %zu opaque\n",
               static_cast<long long>(info["opset"].get<int64_t>()), info["nodes"].get<std::size_t>(),
               info["modelled_nodes"].get<std::size_t>(), info["opaque_nodes"].get<std::size_t>());
+  std::string opsets;
+  for (const auto& [domain, version] : info["opsets"].items()) {
+    opsets += (opsets.empty() ? "" : ", ") + domain + " " + std::to_string(version.get<int64_t>());
+  }
+  std::printf("opsets: %s\n", opsets.empty() ? "none" : opsets.c_str());
   for (const char* side : {"inputs", "outputs"}) {
     for (const auto& value : info[side]) {
       std::printf("%-7s %s: %s\n", side, value["name"].get<std::string>().c_str(),
@@ -110,7 +122,9 @@ void print_text(const nlohmann::json& info) {
                 op["modelled"].get<bool>() ? "modelled" : "opaque");
   }
   for (const auto& [op, reason] : info["opaque_reasons"].items()) {
-    std::printf("  kept opaque: %s: %s\n", op.c_str(), reason.get<std::string>().c_str());
+    std::string form;
+    if (info["opaque_forms"].contains(op)) form = " (its opset-" + std::to_string(info["opaque_forms"][op].get<int>()) + " form)";
+    std::printf("  kept opaque: %s%s: %s\n", op.c_str(), form.c_str(), reason.get<std::string>().c_str());
   }
 }
 

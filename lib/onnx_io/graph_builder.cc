@@ -1,6 +1,8 @@
 // The IR graph of a checked ONNX model.
 #include "onnx_io/graph_builder.h"
 
+#include <onnx/defs/schema.h>
+
 #include <unordered_set>
 
 #include "ir/error.h"
@@ -216,6 +218,9 @@ ir::TensorType GraphBuilder::onnx_type(const std::string& name) const {
 
 void GraphBuilder::note_opaque(const onnx::NodeProto& node, const std::string& reason) {
   stats_.opaque_reasons.emplace(node.op_type(), reason);
+  if (const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset_), "")) {
+    stats_.opaque_forms.emplace(node.op_type(), schema->SinceVersion());
+  }
   logger("onnx_io")->debug("{} stays opaque: {}", node_label(node), reason);
 }
 

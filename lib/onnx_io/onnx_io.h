@@ -16,6 +16,9 @@ struct ImportStats {
   std::size_t opaque_nodes = 0;
   /// For each op_type kept opaque although graphsub has an operator of that name: why, once.
   std::map<std::string, std::string> opaque_reasons;
+  /// For each op_type of opaque_reasons: the opset that introduced the form of the operator the
+  /// model's opset uses (Split at opset 23: 18, the form with num_outputs).
+  std::map<std::string, int> opaque_forms;
   /// Tensors whose data the model keeps in external data files.
   int external_tensors = 0;
   /// Why ONNX's strict shape inference failed on a model its checker accepts (empty: it passed).

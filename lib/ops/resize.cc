@@ -1,5 +1,6 @@
 // Resize: nearest and n-d linear interpolation to sizes given as scales or as sizes (ONNX Resize,
-// opsets 11 to 17). Cubic interpolation, tf_crop_and_resize and exclude_outside stay opaque.
+// opsets 11 to 19, opset 18's attributes at their defaults). Cubic interpolation,
+// tf_crop_and_resize, exclude_outside, antialias and partial axes stay opaque.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -183,8 +184,42 @@ std::string length_reason(const Method& method, const Target& target, const ir::
 
 /// Canonical form: the interpolation attributes all set, and scales or sizes (roi and the
 /// omitted one removed). In the run-time form the operands stay inputs.
+/// Opset 18's attributes at the values that leave Resize as opset 13 defines it: antialias 0,
+/// keep_aspect_ratio_policy "stretch", and axes naming every axis in order. Such attributes are
+/// dropped; other values are not modelled (the node stays opaque).
+std::string drop_opset18_defaults(ImportContext& context) {
+  ir::Attributes& attrs = context.attrs;
+  if (attrs.has("antialias")) {
+    const ir::AttrValue* value = attrs.find("antialias");
+    if (!std::holds_alternative<int64_t>(*value) || std::get<int64_t>(*value) != 0) return "antialias is not modelled";
+    attrs.erase("antialias");
+  }
+  if (attrs.has("keep_aspect_ratio_policy")) {
+    const ir::AttrValue* value = attrs.find("keep_aspect_ratio_policy");
+    if (!std::holds_alternative<std::string>(*value) || std::get<std::string>(*value) != "stretch") {
+      return "keep_aspect_ratio_policy other than stretch is not modelled";
+    }
+    attrs.erase("keep_aspect_ratio_policy");
+  }
+  if (attrs.has("axes")) {
+    const ir::AttrValue* value = attrs.find("axes");
+    const auto* axes = std::get_if<std::vector<int64_t>>(value);
+    const std::optional<int64_t> rank = rank_of(context.input_types[0]);
+    bool every_axis = axes && rank && static_cast<int64_t>(axes->size()) == *rank;
+    for (std::size_t i = 0; every_axis && i < axes->size(); ++i) {
+      const auto axis = static_cast<int64_t>(i);
+      every_axis = (*axes)[i] == axis || (*axes)[i] == axis - *rank;
+    }
+    if (!every_axis) return "axes other than every axis in order are not modelled";
+    attrs.erase("axes");
+  }
+  return {};
+}
+
 std::string canonicalize(ImportContext& context) {
   ir::Attributes& attrs = context.attrs;
+  if (context.input_types.empty()) return "Resize takes an input";
+  if (std::string reason = drop_opset18_defaults(context); !reason.empty()) return reason;
   std::string reason = first_reason({check_attribute_types(attrs), require_inputs(context, 1),
                                      require_outputs(context, 1), method_reason(context)});
   if (!reason.empty()) return reason;

@@ -1,4 +1,5 @@
-// Split: cuts a tensor into consecutive parts along one axis (ONNX Split, opsets 2, 11 and 13).
+// Split: cuts a tensor into consecutive parts along one axis (ONNX Split, opsets 2, 11, 13 and
+// 18, whose num_outputs is read into the sizes it implies).
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -47,9 +48,31 @@ std::string set_equal_split(ImportContext& context, const ir::Dim& dim) {
   return {};
 }
 
+/// Opset 18's num_outputs = n: parts of ceil(size / n), the last one smaller when n does not
+/// divide the size; read into `split`, so the node is the same as one with those sizes.
+std::string set_split_of_num_outputs(ImportContext& context, const ir::Dim& dim) {
+  const int64_t parts = context.attrs.get_int("num_outputs", 0);
+  context.attrs.erase("num_outputs");
+  if (context.attrs.has("split")) return "split and num_outputs are both given";
+  if (parts != context.num_outputs) {
+    return "num_outputs is " + std::to_string(parts) + ", the node uses " + std::to_string(context.num_outputs) +
+           " outputs";
+  }
+  if (!dim.is_known()) return "num_outputs needs the size of the axis";
+  const int64_t chunk = (dim.value + parts - 1) / parts;
+  std::vector<int64_t> split(static_cast<std::size_t>(parts), chunk);
+  split.back() = dim.value - chunk * (parts - 1);
+  if (split.back() < 0) {
+    return "axis size " + std::to_string(dim.value) + " does not split into " + std::to_string(parts) + " parts";
+  }
+  context.attrs.set("split", split);
+  return {};
+}
+
 std::string canonicalize(ImportContext& context) {
   std::string reason = first_reason(
-      {check_attributes(context.attrs, {{"axis", AttrType::kInt}, {"split", AttrType::kInts}}),
+      {check_attributes(context.attrs,
+                        {{"axis", AttrType::kInt}, {"split", AttrType::kInts}, {"num_outputs", AttrType::kInt}}),
        require_inputs(context, 1), reject_strings(context)});
   if (!reason.empty()) return reason;
   const ir::Shape& shape = context.input_types[0].shape;
@@ -59,6 +82,10 @@ std::string canonicalize(ImportContext& context) {
   if (!reason.empty()) return reason;
   context.attrs.set("axis", axes[0]);
   const ir::Dim dim = shape.rank_known ? shape.dims[axes[0]] : ir::Dim{};
+  if (context.attrs.has("num_outputs")) {
+    reason = set_split_of_num_outputs(context, dim);
+    return reason.empty() ? check_split(context, dim) : reason;
+  }
   return context.attrs.has("split") ? check_split(context, dim) : set_equal_split(context, dim);
 }
 

@@ -316,3 +316,18 @@ TEST_CASE("Resize features: nearest moves, linear multiply-adds 2^k neighbours",
       canonical_form(with_sizes({1, 3, 4, 8}), "linear", "half_pixel", "round_prefer_floor");
   CHECK(def.features(testing::node_of(def, sized), inputs, {float_type({1, 3, 4, 8})}).flops == 2 * 2 * 96);
 }
+
+TEST_CASE("Resize reads opset 18's attributes at their defaults as opset 13's Resize", "[ops][resize]") {
+  ir::Attributes defaults = with_scales({1, 1, 2, 2}, "linear");
+  defaults.set("antialias", int64_t{0});
+  defaults.set("keep_aspect_ratio_policy", std::string("stretch"));
+  defaults.set("axes", std::vector<int64_t>{0, 1, -2, -1});
+  const testing::Canonicalized read = canonical(defaults, float_type({1, 1, 4, 4}), 19);
+  REQUIRE(read.reason.empty());
+  CHECK(read.attrs == canonical(with_scales({1, 1, 2, 2}, "linear"), float_type({1, 1, 4, 4}), 19).attrs);
+
+  ir::Attributes partial = with_scales({2, 2}, "linear");
+  partial.set("axes", std::vector<int64_t>{2, 3});
+  CHECK_FALSE(reason(partial, float_type({1, 1, 4, 4}), 18).empty());
+}
+

@@ -139,3 +139,31 @@ TEST_CASE("a split into contiguous blocks is a view and costs nothing", "[ops][s
   node.attrs.set("axis", int64_t{0});
   CHECK(ops::split_op().features(node, {floats({"6", "2"})}, {floats({"2", "2"}), floats({"4", "2"})}).bytes_read == 0);
 }
+
+TEST_CASE("split reads opset 18's num_outputs as the sizes it implies", "[ops][split]") {
+  auto with_parts = [](int64_t parts) {
+    ir::Attributes attrs;
+    attrs.set("num_outputs", parts);
+    return attrs;
+  };
+  ir::Attributes even = with_parts(3);
+  CHECK(canonicalize(even, floats({"6"}), 3, 18).empty());
+  CHECK(even == split_attrs(0, {2, 2, 2}));
+  // ceil(7 / 4) = 2 per part, the last one smaller: ONNX's test_split_1d_uneven_split_opset18.
+  ir::Attributes uneven = with_parts(4);
+  CHECK(canonicalize(uneven, floats({"7"}), 4, 18).empty());
+  CHECK(uneven == split_attrs(0, {2, 2, 2, 1}));
+  const std::vector<ir::Tensor> parts = run(uneven, testing::tensor_of<float>(ir::DataType::kFloat, {7}, {1, 2, 3, 4, 5, 6, 7}));
+  REQUIRE(parts.size() == 4);
+  CHECK(testing::values_of<float>(parts[3]) == std::vector<float>{7});
+
+  ir::Attributes symbolic = with_parts(2);
+  CHECK_FALSE(canonicalize(symbolic, floats({"N"}), 2, 18).empty());
+  ir::Attributes wrong_count = with_parts(3);
+  CHECK_FALSE(canonicalize(wrong_count, floats({"6"}), 2, 18).empty());
+  ir::Attributes both = split_attrs(0, {3, 3});
+  both.set("num_outputs", int64_t{2});
+  CHECK_FALSE(canonicalize(both, floats({"6"}), 2, 18).empty());
+  ir::Attributes too_many = with_parts(4);
+  CHECK_FALSE(canonicalize(too_many, floats({"5"}), 4, 18).empty());  // 2, 2, 2, -1
+}
