@@ -17,6 +17,7 @@ struct OptimizeOptions {
   pipeline::OptimizeRequest request;
   std::string search_mode = "backtrack";
   std::vector<std::string> dims;
+  std::vector<std::string> input_shapes;
   std::string report;
 };
 
@@ -32,6 +33,7 @@ void run_optimize(OptimizeOptions options) {
   pipeline::OptimizeRequest& request = options.request;
   request.optimizer.mode = search::search_mode_by_name(options.search_mode);
   request.check.dims = parse_dims(options.dims);
+  request.input_shapes = parse_input_shapes(options.input_shapes);
   request.target.sizes = request.check.dims;
   const pipeline::OptimizeOutcome outcome = pipeline::optimize_model(request);
   if (outcome.check) print_check(*outcome.check, request.check.samples);
@@ -79,6 +81,9 @@ void add_check_options(CLI::App* sub, OptimizeOptions& options) {
   sub->add_option("--rtol", check.rtol, "Relative tolerance of --check")->capture_default_str();
   sub->add_option("--dim", options.dims,
                   "Size of a symbolic dim, NAME=SIZE, for measuring and --check (default 1)");
+  sub->add_option("--input-shape", options.input_shapes,
+                  "Shape to measure and --check an input at, NAME:D1,D2,... (onnxsim's syntax); sizes its "
+                  "symbolic dims, the written model keeps them");
 }
 
 void add_target_options(CLI::App* sub, OptimizeOptions& options) {

@@ -23,6 +23,35 @@ std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& specs)
   return dims;
 }
 
+std::map<std::string, std::vector<int64_t>> parse_input_shapes(const std::vector<std::string>& specs) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const std::string& spec : specs) {
+    const std::string usage = "--input-shape expects NAME:D1,D2,... with every size >= 1, got '" + spec + "'";
+    const auto colon = spec.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size()) throw Error(usage);
+    std::vector<int64_t> sizes;
+    std::size_t begin = colon + 1;
+    while (begin <= spec.size()) {
+      const std::size_t end = std::min(spec.find(',', begin), spec.size());
+      const std::string text = spec.substr(begin, end - begin);
+      std::size_t used = 0;
+      int64_t size = -1;
+      try {
+        if (!text.empty()) size = std::stoll(text, &used);
+      } catch (const std::exception&) {
+        size = -1;
+      }
+      if (size < 1 || used != text.size()) throw Error(usage);
+      sizes.push_back(size);
+      begin = end + 1;
+    }
+    if (!shapes.emplace(spec.substr(0, colon), sizes).second) {
+      throw Error("--input-shape gives input '" + spec.substr(0, colon) + "' twice");
+    }
+  }
+  return shapes;
+}
+
 std::vector<std::string> target_names() {
   std::vector<std::string> names;
   for (const pipeline::TargetSpec& spec : pipeline::target_specs()) names.push_back(spec.name);

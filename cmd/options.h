@@ -14,6 +14,10 @@ namespace graphsub::cmd {
 /// `--dim NAME=SIZE` values as a map. Throws graphsub::Error naming a malformed one.
 std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& specs);
 
+/// `--input-shape NAME:D1,D2,...` values (onnxsim's --overwrite-input-shape syntax) as a map.
+/// Throws graphsub::Error naming a malformed one.
+std::map<std::string, std::vector<int64_t>> parse_input_shapes(const std::vector<std::string>& specs);
+
 /// Every --target name.
 std::vector<std::string> target_names();
 

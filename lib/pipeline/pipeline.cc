@@ -163,6 +163,42 @@ std::string format(const char* pattern, double a, double b) {
   return text;
 }
 
+}  // namespace
+
+std::map<std::string, int64_t> sizes_of_input_shapes(const ir::Graph& graph,
+                                                     const std::map<std::string, std::vector<int64_t>>& input_shapes,
+                                                     const std::map<std::string, int64_t>& dims) {
+  std::map<std::string, int64_t> sizes = dims;
+  for (const auto& [name, shape] : input_shapes) {
+    const ir::Value* input = nullptr;
+    for (ir::ValueId id : graph.inputs()) {
+      if (graph.value(id).name == name) input = &graph.value(id);
+    }
+    if (!input) throw Error("--input-shape: the model has no graph input named '" + name + "'");
+    const ir::Shape& declared = input->type.shape;
+    if (!declared.rank_known || declared.rank() != shape.size()) {
+      throw Error("--input-shape: input '" + name + "' is " + ir::to_string(input->type) + ", not of rank " +
+                  std::to_string(shape.size()));
+    }
+    for (std::size_t axis = 0; axis < shape.size(); ++axis) {
+      const ir::Dim& dim = declared.dims[axis];
+      const std::string where = "--input-shape: input '" + name + "' axis " + std::to_string(axis);
+      if (dim.is_known()) {
+        if (dim.value != shape[axis]) throw Error(where + " has size " + std::to_string(dim.value) + ", not " + std::to_string(shape[axis]));
+        continue;
+      }
+      if (!dim.is_symbolic()) throw Error(where + " has no name, so graphsub cannot size it");
+      const auto [entry, added] = sizes.emplace(dim.symbol, shape[axis]);
+      if (!added && entry->second != shape[axis]) {
+        throw Error(where + " is '" + dim.symbol + "', already given size " + std::to_string(entry->second));
+      }
+    }
+  }
+  return sizes;
+}
+
+namespace {
+
 /// One optimize run's state between the phases.
 class Run {
  public:
@@ -173,6 +209,10 @@ class Run {
     timer_.start();
     original_ = onnx_io::import_model(request_.input, {}, &import_stats_);
     timer_.stop("import");
+    if (!request_.input_shapes.empty()) {
+      request_.check.dims = sizes_of_input_shapes(original_, request_.input_shapes, request_.check.dims);
+      request_.target.sizes = request_.check.dims;
+    }
     logger("cli")->info("read {}: {} nodes ({} opaque)", request_.input, original_.node_count(),
                         import_stats_.opaque_nodes);
     const std::vector<rules::Rule> rules = load_rules(request_);
@@ -188,7 +228,7 @@ class Run {
     logger("cli")->info("{} weight-only nodes computed before the search", original_.node_count() - folded.node_count());
     outcome_.report = {{"input", request_.input},          {"output", request_.output},
                        {"import", import_json(import_stats_)}, {"nodes_before", original_.node_count()},
-                       {"target", target_json(target_)}};
+                       {"target", target_json(target_)}, {"dims", request_.check.dims}};
     const ir::Graph& written = target_.measurer ? search_measured(folded, matcher, rules.size())
                                                 : search_estimated(folded, matcher, rules.size());
     timer_.start();
@@ -307,7 +347,7 @@ class Run {
     }
   }
 
-  const OptimizeRequest& request_;
+  OptimizeRequest request_;  ///< A copy: --input-shape's sizes join its dims after import.
   PhaseTimer timer_;
   onnx_io::ImportStats import_stats_;
   ir::Graph original_;

@@ -34,7 +34,18 @@ struct OptimizeRequest {
   GuardOptions guard;
   /// The numeric check of the written model against the input; samples 0: none.
   runtime::CheckOptions check = no_check();
+  /// `--input-shape NAME:D1,D2,...`: the sizes to measure and check an input at. Each symbolic dim
+  /// of that input gets its size (as `--dim SYMBOL=SIZE` would: into check.dims and
+  /// target.sizes); a known dim must agree. The written model keeps its symbolic dims.
+  std::map<std::string, std::vector<int64_t>> input_shapes;
 };
+
+/// The symbol sizes that `input_shapes` give `graph`'s inputs. Throws graphsub::Error for an input
+/// the graph lacks, a rank that differs, a known size that differs, a dim without a name, or one
+/// symbol given two sizes (also against `dims`, the sizes already given).
+std::map<std::string, int64_t> sizes_of_input_shapes(const ir::Graph& graph,
+                                                     const std::map<std::string, std::vector<int64_t>>& input_shapes,
+                                                     const std::map<std::string, int64_t>& dims);
 
 /// What was done.
 struct OptimizeOutcome {

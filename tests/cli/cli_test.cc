@@ -289,6 +289,33 @@ TEST_CASE("symbolic dim sizes (--dim) are checked", "[cli]") {
   CHECK_FALSE(fs::exists(out));
 }
 
+TEST_CASE("input shapes (--input-shape NAME:D1,...) size symbolic dims and are checked", "[cli]") {
+  const Scratch scratch("input_shapes");
+  const fs::path out = scratch.path() / "out.onnx";
+  const fs::path report = scratch.path() / "report.json";
+  // small_cnn's input is float32[N,3,32,32]: N gets 2, and --check runs at that size.
+  Run good = graphsub("-q optimize " + model("small_cnn.onnx") + " -o " + out.string() +
+                      " --target cpu --check 1 --input-shape input:2,3,32,32 --report " + report.string());
+  REQUIRE(good.status == 0);
+  CHECK(read_file(report).find("\"N\": 2") != std::string::npos);
+  fs::remove(out);
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"input", "expects NAME:D1,D2"},        {"input:2,x", "expects NAME:D1,D2"},
+      {"input:0,3,32,32", "expects NAME:D1,D2"}, {"other:1", "no graph input named 'other'"},
+      {"input:2,3,32", "not of rank 3"},       {"input:2,3,31,32", "axis 2 has size 32, not 31"}};
+  for (const auto& [spec, message] : bad) {
+    Run run = graphsub("optimize " + model("small_cnn.onnx") + " -o " + out.string() + " --target cpu --input-shape " + spec);
+    INFO(spec);
+    CHECK(run.status == 1);
+    CHECK(run.err.find(message) != std::string::npos);
+  }
+  Run twice = graphsub("optimize " + model("small_cnn.onnx") + " -o " + out.string() +
+                       " --target cpu --dim N=3 --input-shape input:2,3,32,32");
+  CHECK(twice.status == 1);
+  CHECK(twice.err.find("already given size 3") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+}
+
 TEST_CASE("search options are checked and take effect", "[cli]") {
   Scratch scratch("search_options");
   const fs::path out = scratch.path() / "out.onnx";
@@ -343,6 +370,8 @@ TEST_CASE("inspect lists operators, FLOPs and weights", "[cli]") {
   Run json = graphsub("inspect --json " + model("small_cnn.onnx"));
   REQUIRE(json.status == 0);
   CHECK(json.out.find("\"modelled_nodes\"") != std::string::npos);
+  CHECK(text.out.find("opsets: ai.onnx 13") != std::string::npos);
+  CHECK(json.out.find("\"opsets\"") != std::string::npos);
 }
 
 TEST_CASE("models lists the benchmark models and writes the ones named", "[cli]") {
