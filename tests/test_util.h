@@ -110,4 +110,18 @@ inline std::vector<ir::Tensor> run_op(ir::OpKind op, const ir::Attributes& attrs
   return runtime::CpuExecutor::run_node(node, inputs);
 }
 
+/// A canonical Conv's attributes (2-D): what the rule tests build their convolutions with.
+inline ir::Attributes conv_attributes(const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+                                      const std::vector<int64_t>& pads, const std::vector<int64_t>& dilations,
+                                      int64_t group, const std::string& activation) {
+  ir::Attributes attrs;
+  attrs.set("kernel_shape", kernel);
+  attrs.set("strides", strides);
+  attrs.set("pads", pads);
+  attrs.set("dilations", dilations);
+  attrs.set("group", group);
+  attrs.set("activation", activation);
+  return attrs;
+}
+
 }  // namespace graphsub::testing

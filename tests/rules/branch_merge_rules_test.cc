@@ -95,13 +95,8 @@ int64_t channels_of(const ir::Graph& graph, ir::ValueId x) {
 /// input z when given (Y = act(conv(x, w) + b + z)).
 ir::ValueId add_conv(ir::Graph& graph, ir::ValueId x, const ConvParams& params, int64_t filters, uint32_t seed,
                      ir::ValueId z = ir::kNoValue) {
-  ir::Attributes attrs;
-  attrs.set("kernel_shape", params.kernel);
-  attrs.set("strides", params.strides);
-  attrs.set("pads", params.pads);
-  attrs.set("dilations", params.dilations);
-  attrs.set("group", params.group);
-  attrs.set("activation", params.activation);
+  const ir::Attributes attrs = testing::conv_attributes(params.kernel, params.strides, params.pads, params.dilations,
+                                                       params.group, params.activation);
   const std::vector<int64_t> dims = {filters, channels_of(graph, x) / params.group, params.kernel[0],
                                      params.kernel[1]};
   std::vector<ir::ValueId> inputs = {x, graph.add_weight({}, ir::share(testing::random_tensor(dims, seed)))};

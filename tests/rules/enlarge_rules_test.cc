@@ -36,13 +36,8 @@ struct ConvParams {
 ir::Graph one_conv(const ConvParams& params) {
   ir::Graph graph;
   const ir::ValueId x = graph.add_input("x", float_type({1, 4, 9, 8}));
-  ir::Attributes attrs;
-  attrs.set("kernel_shape", params.kernel);
-  attrs.set("strides", params.strides);
-  attrs.set("dilations", params.dilations);
-  attrs.set("pads", params.pads);
-  attrs.set("group", params.group);
-  attrs.set("activation", params.activation);
+  const ir::Attributes attrs = testing::conv_attributes(params.kernel, params.strides, params.pads, params.dilations,
+                                                       params.group, params.activation);
   const int64_t channels = 4 / params.group;
   std::vector<ir::ValueId> inputs = {
       x, graph.add_weight("w", ir::share(testing::random_tensor(

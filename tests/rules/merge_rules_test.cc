@@ -44,13 +44,8 @@ struct ConvParams {
 /// Adds one canonical convolution of x with `filters` filters; its output is named `name`.
 ir::ValueId add_conv(ir::Graph& graph, ir::ValueId x, const ConvParams& params, int64_t filters,
                      uint32_t seed, const std::string& name) {
-  ir::Attributes attrs;
-  attrs.set("kernel_shape", params.kernel);
-  attrs.set("strides", params.strides);
-  attrs.set("dilations", params.dilations);
-  attrs.set("pads", params.pads);
-  attrs.set("group", int64_t{1});
-  attrs.set("activation", params.activation);
+  const ir::Attributes attrs = testing::conv_attributes(params.kernel, params.strides, params.pads, params.dilations,
+                                                       int64_t{1}, params.activation);
   const std::vector<int64_t> dims = {filters, 3, params.kernel[0], params.kernel[1]};
   std::vector<ir::ValueId> inputs = {x, graph.add_weight({}, ir::share(testing::random_tensor(dims, seed)))};
   if (params.bias) {
