@@ -117,7 +117,10 @@ ir::ValueId GraphBuilder::add_constant_input(const onnx::ValueInfoProto& input, 
 void GraphBuilder::add_initializers() {
   for (onnx::TensorProto& tensor : *proto_.mutable_initializer()) {
     if (values_.count(tensor.name())) continue;
-    bind(tensor.name(), graph_.add_weight(tensor.name(), ir::share(take_tensor_from_proto(tensor))));
+    // A copy: take_tensor_from_proto frees the string tensor.name() refers to, and the arguments of
+    // one call may be evaluated in any order (clang reads the name first).
+    const std::string name = tensor.name();
+    bind(name, graph_.add_weight(name, ir::share(take_tensor_from_proto(tensor))));
   }
   for (const onnx::SparseTensorProto& sparse : proto_.sparse_initializer()) {
     const std::string& name = sparse.values().name();

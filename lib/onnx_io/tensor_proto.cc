@@ -137,7 +137,9 @@ std::string read_range(const TensorProto& proto, const std::filesystem::path& fi
   const auto size = static_cast<int64_t>(std::filesystem::file_size(file, error));
   if (error) fail(proto, "has its data in '" + ref.location + "', which cannot be read");
   const int64_t length = ref.length < 0 ? size - ref.offset : ref.length;
-  if (ref.offset > size || length < 0 || ref.offset + length > size) {
+  // `length > size - offset`, not `offset + length > size`: the sum of two values a model gives
+  // can overflow.
+  if (ref.offset > size || length < 0 || length > size - ref.offset) {
     fail(proto, "has its data past the end of '" + ref.location + "'");
   }
   std::string bytes(static_cast<std::size_t>(length), '\0');

@@ -38,7 +38,8 @@ int load_external_data(onnx::GraphProto& graph, const std::filesystem::path& dir
 void release_data(onnx::TensorProto& proto);
 
 /// tensor_from_proto, then release_data, where raw_data moves into the tensor without a copy: a
-/// model's weights are held once while it is read.
+/// model's weights are held once while it is read. References into `proto` (its name() too) do
+/// not survive the call.
 ir::Tensor take_tensor_from_proto(onnx::TensorProto& proto);
 
 }  // namespace graphsub::onnx_io

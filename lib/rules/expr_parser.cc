@@ -76,9 +76,16 @@ void TokenStream::expect_end() {
 
 void TokenStream::fail(const std::string& message) const { throw Error(where_ + ": " + message); }
 
+void TokenStream::count_operator() {
+  if (++operators_ > kMaxOperatorsPerLine) {
+    fail("more than " + std::to_string(kMaxOperatorsPerLine) + " operators, brackets and calls on one line");
+  }
+}
+
 Expr TokenStream::expression() {
   Expr lhs = sum();
   if (peek().kind == Token::Kind::kSymbol && is_comparison(peek().text)) {
+    count_operator();
     const std::string op = tokens_[pos_++].text;
     lhs = Expr::binary(op, std::move(lhs), sum());
   }
@@ -88,6 +95,7 @@ Expr TokenStream::expression() {
 Expr TokenStream::sum() {
   Expr lhs = product();
   while (is_symbol("+") || is_symbol("-") || is_symbol("++")) {
+    count_operator();
     const std::string op = tokens_[pos_++].text;
     lhs = Expr::binary(op, std::move(lhs), product());
   }
@@ -97,6 +105,7 @@ Expr TokenStream::sum() {
 Expr TokenStream::product() {
   Expr lhs = unary();
   while (is_symbol("*") || is_symbol("/")) {
+    count_operator();
     const std::string op = tokens_[pos_++].text;
     lhs = Expr::binary(op, std::move(lhs), unary());
   }
@@ -112,11 +121,13 @@ Expr TokenStream::unary() {
     return next.kind == Token::Kind::kInt ? Expr::integer(-next.int_value)
                                           : Expr::floating(-next.float_value);
   }
+  count_operator();
   return Expr::negate(unary());
 }
 
 Expr TokenStream::postfix(Expr base) {
   while (accept("[")) {
+    count_operator();
     Expr position = expression();
     expect("]");
     base = Expr::index(std::move(base), std::move(position));
@@ -142,13 +153,18 @@ Expr TokenStream::primary() {
     default:
       break;
   }
-  if (accept("[")) return list();
+  if (accept("[")) {
+    count_operator();
+    return list();
+  }
   if (accept("(")) {
+    count_operator();
     Expr inner = expression();
     expect(")");
     return inner;
   }
   if (token.kind == Token::Kind::kIdent) {
+    count_operator();
     const Expr::Kind kind = function_kind(token.text, where_);
     ++pos_;
     expect("(");

@@ -11,6 +11,11 @@
 
 namespace graphsub::rules {
 
+/// A line holds at most this many operators, brackets and calls. Parsing, printing, checking and
+/// freeing an expression recurse once per level of its tree, so a hostile line (a million `(` or
+/// `+ 1`) would overflow the stack; shipped rules use a few dozen.
+constexpr int kMaxOperatorsPerLine = 1000;
+
 /// A cursor over one line's tokens; every method throws graphsub::Error ("file:line: ...").
 class TokenStream {
  public:
@@ -36,6 +41,8 @@ class TokenStream {
 
  private:
   bool is_symbol(const char* symbol, std::size_t ahead = 0) const;
+  /// Counts one operator, bracket or call against kMaxOperatorsPerLine; throws past it.
+  void count_operator();
   Expr sum();
   Expr product();
   Expr unary();
@@ -47,6 +54,7 @@ class TokenStream {
   std::vector<Token> tokens_;
   std::string where_;
   std::size_t pos_ = 0;
+  int operators_ = 0;
 };
 
 }  // namespace graphsub::rules

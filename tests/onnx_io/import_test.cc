@@ -222,6 +222,18 @@ TEST_CASE("from IR version 4, an initializer listed as an input is its default",
   REQUIRE(scale.data->dims() == std::vector<int64_t>{2, 2});
 }
 
+TEST_CASE("every initializer becomes a weight under its own name", "[onnx_io]") {
+  // Found by tests/fuzz/import_fuzzer (clang, AddressSanitizer): the name was read through a
+  // reference into the TensorProto that converting its data frees, a use after free wherever the
+  // compiler evaluates the name argument first.
+  const ir::Graph graph = onnx_io::import_model(model_path("small_cnn.onnx"));
+  for (const char* name : {"stem.w", "stem.b", "stem.bn.var", "block.conv1.w", "block.conv1.b"}) {
+    const ir::Value& weight = graph.value(value_named(graph, name));
+    CHECK(weight.kind == ir::ValueKind::kWeight);
+    CHECK(weight.data != nullptr);
+  }
+}
+
 TEST_CASE("external data is read from beside the model", "[onnx_io]") {
   ir::Graph graph = onnx_io::import_model(model_path("external_data.onnx"));
   const ir::Value& w = graph.value(value_named(graph, "w"));

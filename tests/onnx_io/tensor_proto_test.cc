@@ -80,5 +80,27 @@ TEST_CASE("read_tensor_file rejects missing and malformed files", "[onnx_io]") {
   REQUIRE_THROWS_WITH(onnx_io::read_tensor_file(file.string()), Contains("truncated"));
 }
 
+/// A length-delimited protobuf field: its tag byte, a one-byte length, the bytes.
+std::string field(char tag, const std::string& bytes) {
+  return tag + std::string(1, static_cast<char>(bytes.size())) + bytes;
+}
+
+TEST_CASE("an external data range past the end of the file is an error, however large", "[onnx_io]") {
+  // Found by tests/fuzz/import_fuzzer: offset + length overflowed int64, passed the check, and
+  // the allocation of `length` bytes threw std::length_error.
+  const fs::path dir = scratch_root() / "huge_range";
+  fs::create_directories(dir);
+  std::ofstream(dir / "data.bin", std::ios::binary) << std::string(16, 'x');
+  auto entry = [](const std::string& key, const std::string& value) {
+    return field('\x6a', field('\x0a', key) + field('\x12', value));  // external_data {key, value}
+  };
+  // dims [4], float32, name "t", external data at offset 1 of length 2^63 - 1, data_location EXTERNAL.
+  std::ofstream(dir / "t.pb", std::ios::binary)
+      << std::string("\x08\x04\x10\x01", 4) + field('\x42', "t") + entry("location", "data.bin") +
+             entry("offset", "1") + entry("length", "9223372036854775807") + std::string("\x70\x01", 2);
+  REQUIRE_THROWS_WITH(onnx_io::read_tensor_file((dir / "t.pb").string()),
+                      Contains("has its data past the end of 'data.bin'"));
+}
+
 }  // namespace
 }  // namespace graphsub

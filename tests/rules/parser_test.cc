@@ -4,6 +4,7 @@
 #include <string>
 
 #include "ir/error.h"
+#include "rules/expr_parser.h"
 #include "rules/parser.h"
 #include "rules/printer.h"
 
@@ -193,6 +194,29 @@ TEST_CASE("a variable bound anywhere in the source may be used before its bindin
 TEST_CASE("duplicate rule names are rejected at the second", "[rules]") {
   const std::string rule = "rule same\n  source\n    y = Relu(x)\n  target\n  map y -> x\nend\n";
   CHECK(error_of(rule + "\n" + rule) == "t.rules:8: duplicate rule name 'same' (first at line 1)");
+}
+
+TEST_CASE("hostile lines are errors, not stack overflows", "[rules]") {
+  // Found by tests/fuzz/rules_fuzzer: std::regex_match recursed once per character of a rule name,
+  // and the expression parser (and every walk of the tree it builds) once per operator or bracket.
+  CHECK(error_of("rule " + std::string(1000000, 'a') + "\n").find("has no 'end'") != std::string::npos);
+  CHECK(error_of("rule a--b\n") == "t.rules:1: rule name 'a--b' is not kebab-case");
+  CHECK(error_of("rule a-b-\n") == "t.rules:1: rule name 'a-b-' is not kebab-case");
+  const std::string head = "rule r\n  source\n    y = Relu(x)\n  where ";
+  const std::string tail = "\n  target\n  map y -> x\nend\n";
+  std::string chain = "1";
+  for (int i = 1; i < rules::kMaxOperatorsPerLine; ++i) chain += " + 1";
+  CHECK(error_of(head + chain + " == 1000" + tail).empty());
+  const std::string too_many = "t.rules:4: more than 1000 operators, brackets and calls on one line";
+  CHECK(error_of(head + chain + " + 1 == 1001" + tail) == too_many);
+  const std::size_t n = 1000000;
+  CHECK(error_of(head + std::string(n, '(') + "1" + std::string(n, ')') + tail) == too_many);
+  std::string negations;
+  std::string indexes = "[0]";
+  for (std::size_t i = 0; i < n; ++i) negations += "- ";
+  for (std::size_t i = 0; i < n; ++i) indexes += "[0]";
+  CHECK(error_of(head + negations + "1" + tail) == too_many);
+  CHECK(error_of(head + indexes + tail) == too_many);
 }
 
 TEST_CASE("read_rules_file reports a missing file", "[rules]") {
