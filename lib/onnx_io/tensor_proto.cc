@@ -1,6 +1,7 @@
 // TensorProto <-> ir::Tensor conversion, external data loading, and read_tensor_file.
 #include "onnx_io/tensor_proto.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <fstream>
@@ -129,6 +130,13 @@ ExternalRef external_ref(const TensorProto& proto) {
     if (entry.key() == "length") ref.length = parse_int(proto, entry.value());
   }
   if (ref.location.empty()) fail(proto, "has external data without a location");
+  // ONNX defines the location relative to the model's folder; an absolute path or a ".." step
+  // would let a model copy any file of the machine into its weights (onnxruntime refuses both).
+  const std::filesystem::path location(ref.location);
+  const bool climbs = std::any_of(location.begin(), location.end(), [](const auto& part) { return part == ".."; });
+  if (location.is_absolute() || climbs) {
+    fail(proto, "has its data in '" + ref.location + "', outside the model's folder");
+  }
   return ref;
 }
 

@@ -102,5 +102,22 @@ TEST_CASE("an external data range past the end of the file is an error, however 
                       Contains("has its data past the end of 'data.bin'"));
 }
 
+TEST_CASE("external data outside the model's folder is refused", "[onnx_io]") {
+  const fs::path dir = scratch_root() / "outside" / "model";
+  fs::create_directories(dir);
+  std::ofstream(dir.parent_path() / "secret.bin", std::ios::binary) << std::string(16, 'x');
+  auto entry = [](const std::string& key, const std::string& value) {
+    return field('\x6a', field('\x0a', key) + field('\x12', value));
+  };
+  for (const std::string& location : {std::string("../secret.bin"), (dir.parent_path() / "secret.bin").string()}) {
+    // dims [4], float32, name "t", data_location EXTERNAL.
+    std::ofstream(dir / "t.pb", std::ios::binary)
+        << std::string("\x08\x04\x10\x01", 4) + field('\x42', "t") + entry("location", location) +
+               std::string("\x70\x01", 2);
+    INFO(location);
+    REQUIRE_THROWS_WITH(onnx_io::read_tensor_file((dir / "t.pb").string()), Contains("outside the model's folder"));
+  }
+}
+
 }  // namespace
 }  // namespace graphsub
