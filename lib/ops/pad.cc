@@ -1,5 +1,6 @@
 // Pad: grows each axis at both ends (or crops it, for negative pads), filling with a constant, the
-// edge value or a reflection (ONNX Pad, opsets 2, 11 and 13).
+// edge value or a reflection (ONNX Pad, opsets 2, 11, 13 and 18, whose axes input is read into
+// pads for every axis; opset 19's "wrap" mode stays opaque).
 #include <algorithm>
 #include <variant>
 
@@ -17,7 +18,7 @@ namespace {
 std::string check_pad_attributes(const ir::Attributes& attrs) {
   for (const auto& [name, value] : attrs.items()) {
     const bool fits = (name == "mode" && std::holds_alternative<std::string>(value)) ||
-                      (name == "pads" && std::holds_alternative<std::vector<int64_t>>(value)) ||
+                      ((name == "pads" || name == "axes") && std::holds_alternative<std::vector<int64_t>>(value)) ||
                       (name == "value" && (std::holds_alternative<float>(value) ||
                                            std::holds_alternative<std::vector<float>>(value)));
     if (!fits) return "attribute '" + name + "' is not modelled with that type";
@@ -61,6 +62,32 @@ std::string check_fill_type(const std::string& mode, ir::DataType dtype) {
   return "constant padding of " + ir::to_string(dtype) + " has no reference kernel";
 }
 
+/// Opset 18's axes: `pads` then holds a begin and an end per listed axis; rewritten as the pads of
+/// every axis (0 for the others), so the node is the same as one without axes.
+std::string expand_axes(ir::Attributes& attrs, std::optional<int64_t> rank) {
+  if (!attrs.has("axes")) return {};
+  std::vector<int64_t> axes = attrs.get_ints("axes", {});
+  attrs.erase("axes");
+  if (!rank) return "pads of listed axes need the input rank";
+  for (int64_t& axis : axes) {  // in their order, which pads follows (normalize_axes sorts)
+    if (axis < -*rank || axis >= *rank) return "axes has an axis out of range";
+    if (axis < 0) axis += *rank;
+  }
+  const std::vector<int64_t> pads = attrs.get_ints("pads", {});
+  if (pads.size() != 2 * axes.size()) return "pads does not fit the axes";
+  std::vector<int64_t> full(static_cast<std::size_t>(2 * *rank), 0);
+  std::vector<char> seen(static_cast<std::size_t>(*rank), 0);
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    const auto axis = static_cast<std::size_t>(axes[i]);
+    if (seen[axis]) return "axes repeats an axis";
+    seen[axis] = 1;
+    full[axis] = pads[i];
+    full[axis + static_cast<std::size_t>(*rank)] = pads[i + axes.size()];
+  }
+  attrs.set("pads", full);
+  return {};
+}
+
 /// Fills mode and value (0 unless the mode is constant, which alone reads it); pads must be known.
 std::string canonicalize(ImportContext& context) {
   std::string reason =
@@ -70,6 +97,7 @@ std::string canonicalize(ImportContext& context) {
   if (!context.attrs.has("pads")) return "pads are not constants";
   const std::string mode = context.attrs.get_string("mode", "constant");
   const ir::TensorType& input = context.input_types[0];
+  if (reason = expand_axes(context.attrs, rank_of(input)); !reason.empty()) return reason;
   float value = 0;
   reason = first_reason({check_mode(mode), read_value(context.attrs, value),
                          check_pads(context.attrs.get_ints("pads", {}), rank_of(input)),
@@ -149,7 +177,7 @@ void kernel(const ir::Node& node, const std::vector<const ir::Tensor*>& inputs,
 }  // namespace
 
 OpDef pad_op() {
-  return OpDef{ir::OpKind::kPad, "Pad", true, 2, {{1, "pads", 11, false}, {2, "value", 11, true}},
+  return OpDef{ir::OpKind::kPad, "Pad", true, 2, {{1, "pads", 11, false}, {2, "value", 11, true}, {3, "axes", 18, false}},
                canonicalize, infer, kernel, copy_features};
 }
 

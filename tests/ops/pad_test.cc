@@ -125,3 +125,21 @@ TEST_CASE("pad reads its input and writes its output once", "[ops][pad]") {
   CHECK(features.bytes_read == 24);
   CHECK(features.bytes_written == 80);
 }
+
+TEST_CASE("pad reads opset 18's axes into the pads of every axis", "[ops][pad]") {
+  ir::Attributes listed = pad("constant", {1, 2, 3, 4});
+  listed.set("axes", Ints{-1, 1});  // begins (1 on axis 2, 2 on axis 1), then ends (3, 4)
+  const testing::Canonicalized read = canonical(listed, floats({"N", "3", "5"}), 18);
+  REQUIRE(read.reason.empty());
+  CHECK(read.attrs == canonical(pad("constant", {0, 2, 1, 0, 4, 3}), floats({"N", "3", "5"}), 18).attrs);
+
+  ir::Attributes unknown_rank = pad("constant", {1, 1});
+  unknown_rank.set("axes", Ints{0});
+  CHECK_FALSE(canonical(unknown_rank, {ir::DataType::kFloat, ir::Shape::unknown()}, 18).reason.empty());
+  ir::Attributes mismatch = pad("constant", {1, 1});
+  mismatch.set("axes", Ints{0, 1});
+  CHECK_FALSE(canonical(mismatch, floats({"3", "5"}), 18).reason.empty());
+  ir::Attributes repeated = pad("constant", {1, 1, 1, 1});
+  repeated.set("axes", Ints{0, -2});
+  CHECK_FALSE(canonical(repeated, floats({"3", "5"}), 18).reason.empty());
+}
