@@ -20,14 +20,7 @@ ir::TensorType symbolic_type(std::vector<ir::Dim> dims) {
 ir::Attributes conv_attrs(const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
                           const std::vector<int64_t>& dilations, const std::vector<int64_t>& pads,
                           int64_t group = 1, const std::string& activation = "none") {
-  ir::Attributes attrs;
-  attrs.set("kernel_shape", kernel);
-  attrs.set("strides", strides);
-  attrs.set("dilations", dilations);
-  attrs.set("pads", pads);
-  attrs.set("group", group);
-  attrs.set("activation", activation);
-  return attrs;
+  return testing::conv_attributes(kernel, strides, pads, dilations, group, activation);
 }
 
 /// One convolution to check: sizes and window attributes (pads: begins, then ends).

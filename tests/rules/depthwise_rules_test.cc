@@ -76,14 +76,7 @@ struct ConvParams {
   std::string activation = "none";
 
   ir::Attributes attributes() const {
-    ir::Attributes attrs;
-    attrs.set("kernel_shape", kernel);
-    attrs.set("strides", strides);
-    attrs.set("pads", pads);
-    attrs.set("dilations", dilations);
-    attrs.set("group", group);
-    attrs.set("activation", activation);
-    return attrs;
+    return testing::conv_attributes(kernel, strides, pads, dilations, group, activation);
   }
 };
 
