@@ -66,7 +66,7 @@ OpFamily op_family(ir::OpKind kind) {
     case K::kRelu: case K::kSigmoid: case K::kTanh: case K::kExp: case K::kLog: case K::kNeg:
     case K::kAbs: case K::kSqrt: case K::kReciprocal: case K::kErf: case K::kFloor: case K::kCeil:
     case K::kSin: case K::kCos: case K::kSign: case K::kIdentity: case K::kLeakyRelu: case K::kElu:
-    case K::kSoftplus: case K::kHardSigmoid: case K::kClip: case K::kCast: case K::kWhere:
+    case K::kSoftplus: case K::kHardSigmoid: case K::kClip: case K::kGelu: case K::kCast: case K::kWhere:
     case K::kDropout: case K::kEqual: case K::kLess: case K::kGreater: case K::kGreaterOrEqual:
     case K::kLessOrEqual: case K::kNot: case K::kAnd: case K::kOr:
       return OpFamily::kElementwise;

@@ -58,6 +58,7 @@ enum class OpKind : uint8_t {
   kSoftplus,
   kHardSigmoid,
   kClip,
+  kGelu,
   // Data movement.
   kTranspose,
   kConcat,

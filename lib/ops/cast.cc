@@ -33,6 +33,8 @@ std::string canonicalize(ImportContext& context) {
     if (name != "to" && name != "saturate" && name != "round_mode") return "attribute '" + name + "' is not modelled";
   }
   if (context.input_types.size() != 1) return "Cast takes one input";
+  // An element type graphsub has no code for (float8, int4, ...) reads as undefined: keep opaque.
+  if (context.input_types[0].dtype == ir::DataType::kUndefined) return "input element type not modelled";
   const ir::DataType target = target_of(context.attrs);
   if (target == ir::DataType::kUndefined) return "'to' is not an element type code";
   std::string reason = dtype_error(context.input_types[0].dtype);

@@ -32,6 +32,7 @@ struct Params {
   float beta;
   float min;
   float max;
+  bool tanh_approximation;  ///< Gelu's approximate = "tanh".
 };
 
 /// What most unary ops share: modelled from opset 6, which dropped the legacy `consumed_inputs`
@@ -140,6 +141,18 @@ struct Clip : Unary {
   }
 };
 
+/// x·Φ(x), or its tanh approximation 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) (opset 20).
+struct Gelu : Unary {
+  static constexpr int64_t kSinceOpset = 20;
+  template <class T> static T apply(T x, const Params& p) {
+    if (p.tanh_approximation) {
+      const T inner = T(0.7978845608028654) * (x + T(0.044715) * x * x * x);
+      return T(0.5) * x * (T{1} + std::tanh(inner));
+    }
+    return T(0.5) * x * (T{1} + std::erf(x * T(0.7071067811865476)));
+  }
+};
+
 /// Calls `body` with a value of the C++ element type of `dtype`, among those of kTypes: the
 /// integer instantiations exist only for kSigned ops.
 template <Types kTypes, class Body>
@@ -211,6 +224,16 @@ std::string canonicalize_clip(ImportContext& context) {
   return reason.empty() ? canonicalize_bound(context.attrs, "max", highest) : reason;
 }
 
+/// Gelu's `approximate` is "none" (the default) or "tanh"; anything else stays opaque.
+std::string canonicalize_gelu(ImportContext& context) {
+  std::string reason = check_signature(context, Gelu::kSinceOpset, Gelu::kTypes);
+  if (!reason.empty()) return reason;
+  const std::string approximate = context.attrs.get_string("approximate", "none");
+  if (approximate != "none" && approximate != "tanh") return "approximate = " + approximate;
+  context.attrs.set("approximate", approximate);
+  return {};
+}
+
 /// Identity copies any tensor, but not ONNX sequences or optionals (which have no element type).
 std::string canonicalize_identity(ImportContext& context) {
   if (context.input_types.size() != 1) return "expects 1 input";
@@ -234,7 +257,7 @@ InferResult infer_identity(const ir::Node&, const std::vector<ir::TensorType>& i
 
 Params params_of(const ir::Attributes& attrs) {
   return Params{attrs.get_float("alpha", 0), attrs.get_float("beta", 0), attrs.get_float("min", 0),
-                attrs.get_float("max", 0)};
+                attrs.get_float("max", 0), attrs.get_string("approximate", "none") == "tanh"};
 }
 
 template <class Op>
@@ -298,6 +321,12 @@ OpDef clip_op() {
   OpDef def = unary_def<Clip>(ir::OpKind::kClip, "Clip");
   def.attr_inputs = {{1, "min", 11, true}, {2, "max", 11, true}};
   def.canonicalize = canonicalize_clip;
+  return def;
+}
+
+OpDef gelu_op() {
+  OpDef def = unary_def<Gelu>(ir::OpKind::kGelu, "Gelu");
+  def.canonicalize = canonicalize_gelu;
   return def;
 }
 

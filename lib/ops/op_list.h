@@ -57,6 +57,7 @@ OpDef elu_op();
 OpDef softplus_op();
 OpDef hard_sigmoid_op();
 OpDef clip_op();
+OpDef gelu_op();
 OpDef softmax_op();
 
 // Data movement: transpose.cc, concat.cc, split.cc, reshape.cc, flatten.cc, squeeze.cc, unsqueeze.cc,

@@ -60,6 +60,7 @@ std::vector<OpDef> all_ops() {
       softplus_op(),
       hard_sigmoid_op(),
       clip_op(),
+      gelu_op(),
       softmax_op(),
       transpose_op(),
       concat_op(),

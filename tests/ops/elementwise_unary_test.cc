@@ -54,6 +54,12 @@ ir::Attributes floats(const std::vector<std::pair<std::string, float>>& values) 
   return attrs;
 }
 
+ir::Attributes strings(const std::vector<std::pair<std::string, std::string>>& values) {
+  ir::Attributes attrs;
+  for (const auto& [name, value] : values) attrs.set(name, value);
+  return attrs;
+}
+
 std::vector<Case> float_cases() {
   return {
       {"Relu", ops::relu_op(), {}, [](double x) { return x > 0 ? x : 0; }},
@@ -81,6 +87,13 @@ std::vector<Case> float_cases() {
        [](double x) { return std::fmax(0, std::fmin(1, 0.5f * x + 0.6f)); }},
       {"Clip", ops::clip_op(), floats({{"min", -1.0f}, {"max", 0.5f}}),
        [](double x) { return std::fmin(std::fmax(x, -1), 0.5); }},
+      {"Gelu", ops::gelu_op(), strings({{"approximate", "none"}}),
+       [](double x) { return x * 0.5 * std::erfc(-x / std::sqrt(2.0)); }},
+      {"Gelu tanh", ops::gelu_op(), strings({{"approximate", "tanh"}}),
+       [](double x) {
+         const double pi = std::acos(-1.0);
+         return 0.5 * x * (1 + std::tanh(std::sqrt(2 / pi) * (x + 0.044715 * std::pow(x, 3))));
+       }},
   };
 }
 
@@ -112,6 +125,15 @@ TEST_CASE("unary canonicalization fills ONNX defaults", "[ops][unary]") {
   CHECK(hard.get_float("beta", 0) == 0.5f);
   CHECK(canonical(ops::relu_op()).empty());
   CHECK(canonical(ops::softplus_op(), {}, 1).empty());
+}
+
+TEST_CASE("Gelu is modelled from opset 20 with approximate none or tanh", "[ops][unary]") {
+  CHECK(canonical(ops::gelu_op(), {}, 20).get_string("approximate", "") == "none");
+  CHECK(canonical(ops::gelu_op(), strings({{"approximate", "tanh"}}), 20)
+            .get_string("approximate", "") == "tanh");
+  ir::Attributes unknown = strings({{"approximate", "sigmoid"}});
+  CHECK(canonicalize(ops::gelu_op(), unknown, float_type({2}), 20) == "approximate = sigmoid");
+  CHECK_FALSE(canonicalize(ops::gelu_op(), float_type({2}), 19).empty());
 }
 
 TEST_CASE("unary canonicalization rejects legacy opsets and element types", "[ops][unary]") {
