@@ -25,4 +25,7 @@ Command setup_inspect(CLI::App& app);
 /// `graphsub models [--write DIR]`: list the benchmark models, or write them as ONNX files.
 Command setup_models(CLI::App& app);
 
+/// `graphsub verify-rules [FILE...]`: check rules with Z3, a verdict per rule.
+Command setup_verify_rules(CLI::App& app);
+
 }  // namespace graphsub::cmd

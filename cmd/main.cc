@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
   const std::vector<graphsub::cmd::Command> commands = {graphsub::cmd::setup_optimize(app),
                                                         graphsub::cmd::setup_bench(app),
                                                         graphsub::cmd::setup_inspect(app),
-                                                        graphsub::cmd::setup_models(app)};
+                                                        graphsub::cmd::setup_models(app),
+                                                        graphsub::cmd::setup_verify_rules(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

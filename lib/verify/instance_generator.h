@@ -1,0 +1,49 @@
+// Small concrete graphs a rule applies to: what the bounded check executes symbolically.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "rules/rule.h"
+
+namespace graphsub::verify {
+
+/// One place a rule applies: its source pattern built as a graph, and the graph the rewriter made.
+struct Instance {
+  /// The source pattern as a graph: each pattern input a graph input, or a weight where the rule
+  /// needs one (`weight(x)`, `value(x)`); every source value the rule maps is a graph output,
+  /// named after its pattern name.
+  ir::Graph source;
+  /// `source` after `rewrite::apply` of the rule's match (graph outputs keep their names).
+  ir::Graph target;
+  /// Weights whose values are universally quantified (all but those a `value(x)` fixes).
+  std::set<std::string> free_weights;
+  /// "x [1,2,3,3], w [2,2,1,1] weight, one [1] = 1; y: group=1 strides=[1,1] ...": the pattern
+  /// inputs' shapes (weights and constants marked) and each source node's attributes by its first
+  /// output, for reports.
+  std::string description;
+};
+
+/// How instances are searched for.
+struct InstanceOptions {
+  int count = 6;          ///< Distinct instances wanted.
+  int attempts = 3000;    ///< Random candidate graphs tried at most.
+  uint32_t seed = 1;
+  int64_t max_dim = 3;    ///< Dims are drawn from 1..max_dim (kernels 1 and 3).
+  /// Candidates with a larger tensor are dropped: every element becomes a Z3 term.
+  int64_t max_elements = 256;
+};
+
+/// Up to `options.count` distinct instances of `rule`, found by drawing small random shapes and
+/// attribute values for its source pattern, keeping those the Matcher matches whole and `apply`
+/// rewrites. Deterministic for a seed. When none is found, returns empty and says why in
+/// `*why_none`: of the reasons candidates failed for, the most common among those that got
+/// furthest (built, then matched whole, then rewritten), e.g. "no small instance found in 3000
+/// attempts: where 1 == 0 never held".
+std::vector<Instance> make_instances(const rules::Rule& rule, const InstanceOptions& options,
+                                     std::string* why_none = nullptr);
+
+}  // namespace graphsub::verify

@@ -1,0 +1,254 @@
+// Symbolic convolutions, matrix products, pools, batch normalization and reductions.
+#include <algorithm>
+#include <vector>
+
+#include "ops/common.h"
+#include "ops/sliding_window.h"
+#include "ops/strided_offset.h"
+#include "verify/symbolic_ops.h"
+
+namespace graphsub::verify::symbolic {
+namespace {
+
+/// The spatial sizes of [N, C, spatial...].
+std::vector<int64_t> spatial_of(const std::vector<int64_t>& dims) { return {dims.begin() + 2, dims.end()}; }
+
+/// The taps of every output position of a window scan, in the kernel's order.
+std::vector<std::vector<ops::Tap>> taps_by_position(const ops::WindowScan& scan) {
+  std::vector<std::vector<ops::Tap>> taps(static_cast<std::size_t>(scan.positions()));
+  for (int64_t position = 0; position < scan.positions(); ++position) scan.taps(position, taps[position]);
+  return taps;
+}
+
+/// The exact 1/count.
+z3::expr inverse_of_count(Semantics& semantics, int64_t count) {
+  if (count == 0) throw NoSemantics("an average over no elements");
+  return exact_inverse(semantics.context().real_val(count));
+}
+
+/// factor · x, or x itself when the factor is 1.
+z3::expr scaled(Semantics& semantics, float factor, const z3::expr& x) {
+  return factor == 1.0f ? x : semantics.number(factor) * x;
+}
+
+/// Sizes of one convolution, read from its operands as the reference kernel reads them.
+struct ConvSizes {
+  int64_t channels;
+  int64_t filters;
+  int64_t group;
+  int64_t kernel_block;  ///< Elements of one kernel: prod(kernel_shape).
+  int64_t input_block;   ///< Elements of one input spatial block.
+  int64_t positions;     ///< Elements of one output spatial block.
+
+  int64_t group_channels() const { return channels / group; }
+  int64_t group_filters() const { return filters / group; }
+};
+
+/// The sum over filter f's group of channels and the taps of one window, for image n.
+z3::expr convolve(const OpCall& call, const ConvSizes& sizes, int64_t n, int64_t f,
+                  const std::vector<ops::Tap>& taps) {
+  const SymTensor& x = call.input(0);
+  const SymTensor& w = call.input(1);
+  const int64_t first_channel = n * sizes.channels + f / sizes.group_filters() * sizes.group_channels();
+  z3::expr_vector terms(call.semantics.context());
+  for (int64_t c = 0; c < sizes.group_channels(); ++c) {
+    const int64_t kernel = (f * sizes.group_channels() + c) * sizes.kernel_block;
+    const int64_t image = (first_channel + c) * sizes.input_block;
+    for (const ops::Tap& tap : taps) {
+      terms.push_back(w.elements[kernel + tap.kernel] * x.elements[image + tap.input]);
+    }
+  }
+  return sum_of(call.semantics.context(), terms);
+}
+
+/// act((value + B[f]) + Z[flat]): the kernel's epilogue, B and Z where present.
+z3::expr conv_epilogue(const OpCall& call, z3::expr value, int64_t f, int64_t flat) {
+  if (call.has_input(2)) value = value + call.input(2).elements[f];
+  if (call.has_input(3)) value = value + call.input(3).elements[flat];
+  return activate(call.semantics, call.node.attrs.get_string("activation", "none"), value);
+}
+
+/// A matrix operand's sizes: a 1-D left operand is a row, a 1-D right one a column.
+std::vector<int64_t> as_matrices(const std::vector<int64_t>& dims, bool is_left) {
+  if (dims.size() != 1) return dims;
+  return is_left ? std::vector<int64_t>{1, dims[0]} : std::vector<int64_t>{dims[0], 1};
+}
+
+/// The batch sizes of a stack of matrices [batch..., rows, columns].
+std::vector<int64_t> batch_of(const std::vector<int64_t>& matrices) {
+  return {matrices.begin(), matrices.end() - 2};
+}
+
+/// The batched product of MatMul's operands, as a stack of [m, n] matrices in row-major order.
+struct Product {
+  const SymTensor& a;
+  const SymTensor& b;
+  int64_t m;  ///< Rows of a product matrix.
+  int64_t k;  ///< The inner dimension.
+  int64_t n;  ///< Columns of a product matrix.
+  std::vector<int64_t> batch;
+  std::vector<int64_t> a_strides;  ///< In whole matrices, 0 along broadcast batch axes.
+  std::vector<int64_t> b_strides;
+
+  Product(const SymTensor& left, const SymTensor& right) : a(left), b(right) {
+    const std::vector<int64_t> a_dims = as_matrices(a.dims, true);
+    const std::vector<int64_t> b_dims = as_matrices(b.dims, false);
+    m = a_dims[a_dims.size() - 2];
+    k = a_dims.back();
+    n = b_dims.back();
+    batch = ops::broadcast_sizes(batch_of(a_dims), batch_of(b_dims));
+    a_strides = ops::broadcast_strides(batch_of(a_dims), batch);
+    b_strides = ops::broadcast_strides(batch_of(b_dims), batch);
+  }
+
+  /// Element `flat` of the product: sum over k of A[.., row, j] * B[.., j, col].
+  z3::expr element(z3::context& context, int64_t flat) const {
+    const int64_t matrix = flat / (m * n);
+    const int64_t row = flat / n % m;
+    const int64_t col = flat % n;
+    const int64_t a_first = ops::strided_offset(matrix, batch, a_strides) * m * k + row * k;
+    const int64_t b_first = ops::strided_offset(matrix, batch, b_strides) * k * n + col;
+    z3::expr_vector terms(context);
+    for (int64_t j = 0; j < k; ++j) terms.push_back(a.elements[a_first + j] * b.elements[b_first + j * n]);
+    return sum_of(context, terms);
+  }
+};
+
+/// Element (i, j) of Gemm's A' · B', each operand read through its transpose flag.
+z3::expr gemm_product(const OpCall& call, int64_t k, int64_t i, int64_t j) {
+  const SymTensor& a = call.input(0);
+  const SymTensor& b = call.input(1);
+  const bool trans_a = call.node.attrs.get_int("transA", 0) != 0;
+  const bool trans_b = call.node.attrs.get_int("transB", 0) != 0;
+  z3::expr_vector terms(call.semantics.context());
+  for (int64_t t = 0; t < k; ++t) {
+    const z3::expr& left = trans_a ? a.elements[t * a.dims[1] + i] : a.elements[i * k + t];
+    const z3::expr& right = trans_b ? b.elements[j * k + t] : b.elements[t * b.dims[1] + j];
+    terms.push_back(left * right);
+  }
+  return sum_of(call.semantics.context(), terms);
+}
+
+/// The sums of input 0 over the node's `axes` (none reduced when empty), one per output
+/// element, and how many elements each sums.
+std::pair<SymTensor, int64_t> reduce(const OpCall& call) {
+  const SymTensor& x = call.input(0);
+  std::vector<int64_t> kept = x.dims;
+  for (int64_t axis : call.node.attrs.get_ints("axes", {})) kept.at(axis) = 1;
+  const std::vector<int64_t> strides = ops::broadcast_strides(kept, x.dims);
+  std::vector<z3::expr_vector> slots;
+  for (int64_t i = 0; i < ir::num_elements(kept); ++i) slots.emplace_back(call.semantics.context());
+  for (int64_t i = 0; i < x.size(); ++i) {
+    slots[ops::strided_offset(i, x.dims, strides)].push_back(x.elements[i]);
+  }
+  SymTensor out{call.output_dims(0), {}};
+  for (const z3::expr_vector& slot : slots) out.elements.push_back(sum_of(call.semantics.context(), slot));
+  return {out, x.size() / std::max<int64_t>(ir::num_elements(kept), 1)};
+}
+
+}  // namespace
+
+std::vector<SymTensor> conv(const OpCall& call) {
+  const SymTensor& x = call.input(0);
+  const std::vector<int64_t> dims = call.output_dims(0);
+  const ops::WindowScan scan(ops::SlidingWindow::from(call.node.attrs), spatial_of(x.dims), spatial_of(dims));
+  const ConvSizes sizes{x.dims[1],
+                        call.input(1).dims[0],
+                        call.node.attrs.get_int("group", 1),
+                        ir::num_elements(spatial_of(call.input(1).dims)),
+                        scan.input_block(),
+                        scan.positions()};
+  const std::vector<std::vector<ops::Tap>> taps = taps_by_position(scan);
+  return {generate(dims, [&](int64_t flat) {
+    const int64_t row = flat / sizes.positions;
+    const int64_t f = row % sizes.filters;
+    const z3::expr sum = convolve(call, sizes, row / sizes.filters, f, taps[flat % sizes.positions]);
+    return conv_epilogue(call, sum, f, flat);
+  })};
+}
+
+std::vector<SymTensor> mat_mul(const OpCall& call) {
+  const Product product(call.input(0), call.input(1));
+  const std::vector<int64_t> dims = call.output_dims(0);
+  const std::string activation = call.node.attrs.get_string("activation", "none");
+  std::vector<int64_t> c_strides;
+  if (call.has_input(2)) c_strides = ops::broadcast_strides(call.input(2).dims, dims);
+  return {generate(dims, [&](int64_t flat) {
+    z3::expr value = product.element(call.semantics.context(), flat);
+    if (call.has_input(2)) value = value + call.input(2).elements[ops::strided_offset(flat, dims, c_strides)];
+    return activate(call.semantics, activation, value);
+  })};
+}
+
+std::vector<SymTensor> gemm(const OpCall& call) {
+  const std::vector<int64_t> dims = call.output_dims(0);
+  const int64_t k = call.input(0).dims[call.node.attrs.get_int("transA", 0) != 0 ? 0 : 1];
+  const float alpha = call.node.attrs.get_float("alpha", 1.0f);
+  const float beta = call.node.attrs.get_float("beta", 1.0f);
+  std::vector<int64_t> c_strides;
+  if (call.has_input(2)) c_strides = ops::broadcast_strides(call.input(2).dims, dims);
+  return {generate(dims, [&](int64_t flat) {
+    const int64_t i = flat / dims[1];
+    const int64_t j = flat % dims[1];
+    const z3::expr product = scaled(call.semantics, alpha, gemm_product(call, k, i, j));
+    if (!call.has_input(2)) return product;
+    const z3::expr& c = call.input(2).elements[i * c_strides[0] + j * c_strides[1]];
+    return product + scaled(call.semantics, beta, c);
+  })};
+}
+
+std::vector<SymTensor> average_pool(const OpCall& call) {
+  const SymTensor& x = call.input(0);
+  const std::vector<int64_t> dims = call.output_dims(0);
+  const ops::WindowScan scan(ops::SlidingWindow::from(call.node.attrs), spatial_of(x.dims), spatial_of(dims));
+  const bool include_pad = call.node.attrs.get_int("count_include_pad", 0) != 0;
+  const std::vector<std::vector<ops::Tap>> taps = taps_by_position(scan);
+  return {generate(dims, [&](int64_t flat) {
+    const int64_t position = flat % scan.positions();
+    const int64_t image = flat / scan.positions() * scan.input_block();
+    z3::expr_vector terms(call.semantics.context());
+    for (const ops::Tap& tap : taps[position]) terms.push_back(x.elements[image + tap.input]);
+    const int64_t count =
+        include_pad ? scan.padded_count(position) : static_cast<int64_t>(taps[position].size());
+    return sum_of(call.semantics.context(), terms) * inverse_of_count(call.semantics, count);
+  })};
+}
+
+std::vector<SymTensor> global_average_pool(const OpCall& call) {
+  const SymTensor& x = call.input(0);
+  const int64_t block = ir::num_elements(spatial_of(x.dims));
+  const z3::expr scale = inverse_of_count(call.semantics, block);
+  return {generate(call.output_dims(0), [&](int64_t plane) {
+    z3::expr_vector terms(call.semantics.context());
+    for (int64_t i = 0; i < block; ++i) terms.push_back(x.elements[plane * block + i]);
+    return sum_of(call.semantics.context(), terms) * scale;
+  })};
+}
+
+std::vector<SymTensor> batch_normalization(const OpCall& call) {
+  const SymTensor& x = call.input(0);
+  const int64_t channels = x.dims[1];
+  const int64_t block = ir::num_elements(spatial_of(x.dims));
+  const z3::expr epsilon = call.semantics.number(call.node.attrs.get_float("epsilon", 1e-5f));
+  std::vector<z3::expr> factors;
+  for (int64_t c = 0; c < channels; ++c) {
+    const z3::expr root = call.semantics.apply("sqrt", call.input(4).elements[c] + epsilon);
+    factors.push_back(reciprocal(call.semantics, root));
+  }
+  return {generate(x.dims, [&](int64_t flat) {
+    const int64_t c = flat / block % channels;
+    return (x.elements[flat] - call.input(3).elements[c]) * factors[c] * call.input(1).elements[c] +
+           call.input(2).elements[c];
+  })};
+}
+
+std::vector<SymTensor> reduce_sum(const OpCall& call) { return {reduce(call).first}; }
+
+std::vector<SymTensor> reduce_mean(const OpCall& call) {
+  auto [sums, count] = reduce(call);
+  const z3::expr scale = inverse_of_count(call.semantics, count);
+  for (z3::expr& element : sums.elements) element = element * scale;
+  return {sums};
+}
+
+}  // namespace graphsub::verify::symbolic

@@ -1,0 +1,123 @@
+// Every shipped rule gets small instances whose source it matches whole and whose target computes
+// the same; a seed gives the same instances; a rule that never matches gets none and a reason.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "rewrite/matcher.h"
+#include "rules/parser.h"
+#include "runtime/equivalence.h"
+#include "verify/instance_generator.h"
+
+namespace graphsub {
+namespace {
+
+const std::vector<std::string> kRuleFiles = {"algebra", "depthwise", "enlarge", "fusion", "group", "merge"};
+
+std::vector<rules::Rule> rules_of(const std::string& file) {
+  return rules::read_rules_file(std::string(GRAPHSUB_SOURCE_DIR) + "/rules/" + file + ".rules");
+}
+
+const rules::Rule& rule_named(const std::vector<rules::Rule>& rules, const std::string& name) {
+  const auto it = std::find_if(rules.begin(), rules.end(), [&](const rules::Rule& rule) { return rule.name == name; });
+  REQUIRE(it != rules.end());
+  return *it;
+}
+
+/// True when some match of the rule in the instance's source binds every node of it.
+bool matches_whole(const rules::Rule& rule, const ir::Graph& source) {
+  for (const rewrite::Match& match : rewrite::Matcher::find(source, rule)) {
+    std::vector<ir::NodeId> bound = match.nodes;
+    std::sort(bound.begin(), bound.end());
+    if (bound == source.node_ids()) return true;
+  }
+  return false;
+}
+
+void check_instance(const rules::Rule& rule, const verify::Instance& instance) {
+  INFO(instance.description);
+  CHECK(matches_whole(rule, instance.source));
+  CHECK(instance.target.structural_hash() != instance.source.structural_hash());
+  CHECK(instance.target.output_names() == instance.source.output_names());
+  runtime::CheckOptions options;
+  options.rtol = 1e-4;
+  CHECK(runtime::check_equivalent(instance.source, instance.target, options).passed());
+}
+
+std::vector<std::string> descriptions(const std::vector<verify::Instance>& instances) {
+  std::vector<std::string> result;
+  for (const verify::Instance& instance : instances) result.push_back(instance.description);
+  return result;
+}
+
+TEST_CASE("every shipped rule has instances that match whole and rewrite to the same values") {
+  verify::InstanceOptions options;
+  options.count = 3;
+  for (const std::string& file : kRuleFiles) {
+    for (const rules::Rule& rule : rules_of(file)) {
+      DYNAMIC_SECTION(file << ": " << rule.name) {
+        std::string why_none;
+        const std::vector<verify::Instance> instances = verify::make_instances(rule, options, &why_none);
+        INFO(why_none);
+        CHECK(instances.size() == 3);
+        for (const verify::Instance& instance : instances) check_instance(rule, instance);
+      }
+    }
+  }
+}
+
+TEST_CASE("instances are distinct and the same for the same seed") {
+  const std::vector<rules::Rule> rules = rules_of("group");
+  const rules::Rule& rule = rule_named(rules, "merge-sliced-convs-to-group");
+  verify::InstanceOptions options;
+  options.seed = 7;
+  const std::vector<std::string> first = descriptions(verify::make_instances(rule, options));
+  REQUIRE(first.size() == 6);
+  CHECK(descriptions(verify::make_instances(rule, options)) == first);
+  std::vector<std::string> sorted = first;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
+}
+
+TEST_CASE("weight and value conditions decide which inputs are weights and which are free") {
+  const std::vector<rules::Rule> algebra = rules_of("algebra");
+  verify::InstanceOptions options;
+  options.count = 1;
+  const std::vector<verify::Instance> one =
+      verify::make_instances(rule_named(algebra, "distribute-one-minus"), options);
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].free_weights.empty());
+  CHECK(one[0].description.find("one [") != std::string::npos);
+  CHECK(one[0].description.find(" = 1") != std::string::npos);
+  const std::vector<rules::Rule> fusion = rules_of("fusion");
+  const std::vector<verify::Instance> bias = verify::make_instances(rule_named(fusion, "fold-conv-add-bias"), options);
+  REQUIRE(bias.size() == 1);
+  CHECK(bias[0].free_weights == std::set<std::string>{"b"});
+  CHECK(bias[0].source.inputs().size() == 2);
+}
+
+TEST_CASE("a rule whose conditions never hold gets no instance and a reason") {
+  const std::vector<rules::Rule> rules = rules::parse_rules(R"(rule never
+  source
+    y = Relu(x)
+  where 1 == 0
+  target
+    y2 = Relu(x)
+  map y -> y2
+end
+)",
+                                                            "never.rules");
+  REQUIRE(rules.size() == 1);
+  verify::InstanceOptions options;
+  options.attempts = 200;
+  std::string why_none;
+  CHECK(verify::make_instances(rules[0], options, &why_none).empty());
+  CHECK(why_none.find("no small instance found") != std::string::npos);
+  CHECK(why_none.find("1 == 0") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace graphsub
