@@ -11,6 +11,8 @@
 #include <string>
 #include <system_error>
 
+#include <nlohmann/json.hpp>
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -394,4 +396,33 @@ TEST_CASE("models lists the benchmark models and writes the ones named", "[cli]"
   CHECK(count_lines(unknown.err) == 1);
   CHECK(unknown.err.find("resnet50, resnext50") != std::string::npos);
   CHECK(!fs::exists(scratch.path() / "resnet51.onnx"));
+}
+
+TEST_CASE("verify-rules gives a verdict per rule, JSON, and fails on a refuted rule", "[cli]") {
+  const Scratch scratch("verify_rules");
+  const fs::path& dir = scratch.path();
+  const fs::path rules = dir / "mixed.rules";
+  std::ofstream(rules) << "rule sub-commuted\n  source\n    z = Sub(a, b)\n  target\n    z2 = Sub(b, a)\n"
+                          "  map z -> z2\nend\n\n"
+                          "rule add-commuted\n  source\n    z = Add(a, b)\n  target\n    z2 = Add(b, a)\n"
+                          "  map z -> z2\nend\n";
+  const fs::path json = dir / "verdicts.json";
+  Run mixed = graphsub("verify-rules " + rules.string() + " --jobs 1 --json " + json.string());
+  INFO(mixed.out << mixed.err);
+  CHECK(mixed.status == 1);
+  CHECK(mixed.out.find("refuted") != std::string::npos);
+  CHECK(mixed.out.find("2 rules: 0 proved, 1 refuted, 1 unknown") != std::string::npos);
+  const nlohmann::json verdicts = nlohmann::json::parse(read_file(json));
+  REQUIRE(verdicts["rules"].size() == 2);
+  CHECK(verdicts["rules"][0]["name"] == "sub-commuted");
+  CHECK(verdicts["rules"][0]["status"] == "refuted");
+  CHECK(verdicts["rules"][1]["status"] == "unknown");
+  CHECK(verdicts["rules"][1]["file"] == rules.string());
+
+  const fs::path broken = dir / "broken.rules";
+  std::ofstream(broken) << "rule broken\n  source\n    z = Add(a\nend\n";
+  Run syntax = graphsub("verify-rules " + broken.string());
+  CHECK(syntax.status == 1);
+  CHECK(count_lines(syntax.err) == 1);
+  CHECK(graphsub("verify-rules").status == 0);
 }

@@ -1,0 +1,24 @@
+// Every shipped rule passes the bounded check: a rule file edited wrong fails here.
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "rules/shipped_rules.h"
+#include "verify/verifier.h"
+
+namespace graphsub {
+
+TEST_CASE("every shipped rule holds on its small instances and none is refuted", "[verify]") {
+  const std::vector<rules::Rule> rules = rules::default_rules();
+  REQUIRE(rules.size() >= 140);
+  verify::VerifyOptions options;
+  options.jobs = 2;
+  const std::vector<verify::RuleVerdict> verdicts = verify::verify_rules(rules, options);
+  for (const verify::RuleVerdict& verdict : verdicts) {
+    INFO(verdict.file << ": " << verdict.name << ": " << verdict.detail);
+    CHECK(verdict.status != rules::ProofStatus::kRefuted);
+    CHECK(verdict.detail.find("bounded check: equal for all real inputs and weights on ") == 0);
+  }
+}
+
+}  // namespace graphsub
