@@ -3,6 +3,7 @@
 // split sizes recovered from the concatenation each split undoes (TASO §2.1 split trees).
 #include "rules/taso_reader.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -267,8 +268,21 @@ class RuleTranslator {
       }
       node.copy_from = equal_source_conv(op);
       if (node.copy_from.empty()) node.attrs = conv_attrs(params_of(op), false);
+      if (params_of(op).count(kGroup) == 0) set_inferred_group(node);
     }
     return node;
+  }
+
+  /// TASO infers a convolution's groups from its operands (input channels over the kernel's);
+  /// a target CONV2D over concatenated inputs and kernels is grouped although its source ones
+  /// are not, so its group is that quotient, traced through the target's concats.
+  void set_inferred_group(PatternNode& node) const {
+    const std::optional<Expr> channels = dim_expr(node.inputs[0], 1);
+    const std::optional<Expr> per_group = dim_expr(node.inputs[1], 1);
+    if (!channels || !per_group) throw Untranslatable{"a target CONV2D whose groups cannot be traced"};
+    auto is_group = [](const AttrSetting& attr) { return attr.name == "group"; };
+    node.attrs.erase(std::remove_if(node.attrs.begin(), node.attrs.end(), is_group), node.attrs.end());
+    node.attrs.push_back({"group", Expr::binary("/", *channels, *per_group)});
   }
 
   /// The node with its kind, inputs, outputs and every attribute but Conv's and Split's sizes.

@@ -18,6 +18,7 @@
 #include "runtime/equivalence.h"
 #include "search/backtracking.h"
 #include "test_util.h"
+#include "verify/verifier.h"
 
 namespace graphsub {
 namespace {
@@ -216,6 +217,18 @@ TEST_CASE("graphsub's search runs TASO's rules: x*w1 + x*w2 becomes x*(w1 + w2)"
   REQUIRE_FALSE(result.steps.empty());
   CHECK(result.best_cost.time_ms < result.initial_cost.time_ms);
   CHECK(runtime::check_equivalent(graph, result.best).passed());
+}
+
+TEST_CASE("every loaded TASO rule holds on small instances, grouped target convolutions included",
+          "[rules][verify]") {
+  // taso-99 and its kin concatenate two convolutions' inputs and kernels: TASO infers group 2.
+  CHECK(rules::print_rules({rule_named("taso-99")}).find("group = ") != std::string::npos);
+  verify::VerifyOptions options;
+  options.jobs = 2;
+  for (const verify::RuleVerdict& verdict : verify::verify_rules(taso().rules, options)) {
+    INFO(verdict.name << ": " << verdict.detail);
+    CHECK(verdict.detail.find("bounded check: equal for all real inputs and weights") == 0);
+  }
 }
 
 }  // namespace graphsub
