@@ -13,6 +13,8 @@
 #include "cmd/report_file.h"
 #include "ir/error.h"
 #include "pipeline/pipeline.h"
+#include "rules/parser.h"
+#include "rules/shipped_rules.h"
 #include "verify/verifier.h"
 
 namespace graphsub::cmd {
@@ -25,6 +27,8 @@ struct VerifyRulesOptions {
   int jobs = 0;                    ///< 0: one per hardware thread.
   int instances = 6;
   std::string json;
+  bool check_axioms = false;
+  std::string axioms;              ///< Empty: the shipped rules/axioms.rules.
 };
 
 /// The rule files' rules (text or TASO's .pb), or the shipped set.
@@ -34,47 +38,71 @@ std::vector<rules::Rule> load(const std::vector<std::string>& files) {
   return pipeline::load_rules(request);
 }
 
+/// The axioms of `path`, or the shipped ones.
+std::vector<rules::Rule> load_axioms(const std::string& path) {
+  return path.empty() ? rules::shipped_axioms() : rules::read_rules_file(path);
+}
+
+/// The status column: the proof status of a rule, the bounded verdict of an axiom.
+std::string status_of(const verify::RuleVerdict& verdict, bool axioms) {
+  return axioms ? verify::to_string(verdict.bounded.verdict) : rules::to_string(verdict.status);
+}
+
+/// The detail column: an axiom's is what the bounded check found.
+const std::string& detail_of(const verify::RuleVerdict& verdict, bool axioms) {
+  return axioms ? verdict.bounded.detail : verdict.detail;
+}
+
 /// Prints one line per rule, then the counts per status.
-void print_table(const std::vector<verify::RuleVerdict>& verdicts) {
+void print_table(const std::vector<verify::RuleVerdict>& verdicts, bool axioms) {
   std::map<std::string, int> counts;
   double seconds = 0;
-  std::printf("%-8s %7s  %-38s %s\n", "status", "seconds", "rule", "detail");
+  std::printf("%-8s %7s  %-38s %s\n", "status", "seconds", axioms ? "axiom" : "rule", "detail");
   for (const verify::RuleVerdict& verdict : verdicts) {
-    const char* status = rules::to_string(verdict.status);
+    const std::string status = status_of(verdict, axioms);
     counts[status] += 1;
     seconds += verdict.seconds;
-    std::printf("%-8s %7.2f  %-38s %s\n", status, verdict.seconds, verdict.name.c_str(), verdict.detail.c_str());
+    std::printf("%-8s %7.2f  %-38s %s\n", status.c_str(), verdict.seconds, verdict.name.c_str(),
+                detail_of(verdict, axioms).c_str());
   }
-  std::printf("%zu rules: %d proved, %d refuted, %d unknown (%.1f s of checks)\n", verdicts.size(),
-              counts["proved"], counts["refuted"], counts["unknown"], seconds);
+  if (axioms) {
+    std::printf("%zu axioms: %d hold, %d refuted, %d unknown (%.1f s of checks)\n", verdicts.size(),
+                counts["holds"], counts["refuted"], counts["unknown"], seconds);
+  } else {
+    std::printf("%zu rules: %d proved, %d refuted, %d unknown (%.1f s of checks)\n", verdicts.size(),
+                counts["proved"], counts["refuted"], counts["unknown"], seconds);
+  }
 }
 
-nlohmann::json verdicts_json(const std::vector<verify::RuleVerdict>& verdicts) {
-  nlohmann::json rules = nlohmann::json::array();
+nlohmann::json verdicts_json(const std::vector<verify::RuleVerdict>& verdicts, bool axioms) {
+  nlohmann::json entries = nlohmann::json::array();
   for (const verify::RuleVerdict& verdict : verdicts) {
-    rules.push_back({{"file", verdict.file},
-                     {"name", verdict.name},
-                     {"status", rules::to_string(verdict.status)},
-                     {"seconds", verdict.seconds},
-                     {"detail", verdict.detail}});
+    entries.push_back({{"file", verdict.file},
+                       {"name", verdict.name},
+                       {"status", status_of(verdict, axioms)},
+                       {"seconds", verdict.seconds},
+                       {"detail", detail_of(verdict, axioms)}});
   }
-  return {{"rules", rules}};
+  return {{axioms ? "axioms" : "rules", entries}};
 }
 
-/// Verifies, prints, writes the JSON; a refuted rule makes the command fail.
+/// Verifies, prints, writes the JSON; a refuted rule, or an axiom that does not hold, makes the
+/// command fail.
 void run_verify_rules(const VerifyRulesOptions& options) {
-  const std::vector<rules::Rule> rules = load(options.files);
+  const bool axioms = options.check_axioms;
+  const std::vector<rules::Rule> rules = axioms ? load_axioms(options.axioms) : load(options.files);
   verify::VerifyOptions verify;
   verify.jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   verify.bounded.timeout_ms = static_cast<unsigned>(options.timeout_s * 1000);
   verify.bounded.instances.count = options.instances;
   const std::vector<verify::RuleVerdict> verdicts = verify::verify_rules(rules, verify);
-  print_table(verdicts);
-  if (!options.json.empty()) write_report(options.json, verdicts_json(verdicts));
-  const auto refuted = std::count_if(verdicts.begin(), verdicts.end(), [](const verify::RuleVerdict& verdict) {
-    return verdict.status == rules::ProofStatus::kRefuted;
+  print_table(verdicts, axioms);
+  if (!options.json.empty()) write_report(options.json, verdicts_json(verdicts, axioms));
+  const auto failed = std::count_if(verdicts.begin(), verdicts.end(), [axioms](const verify::RuleVerdict& verdict) {
+    return axioms ? verdict.bounded.verdict != verify::BoundedVerdict::kHolds
+                  : verdict.status == rules::ProofStatus::kRefuted;
   });
-  if (refuted > 0) throw Error(std::to_string(refuted) + " rule(s) refuted");
+  if (failed > 0) throw Error(std::to_string(failed) + (axioms ? " axiom(s) do not hold" : " rule(s) refuted"));
 }
 
 }  // namespace
@@ -91,6 +119,10 @@ Command setup_verify_rules(CLI::App& app) {
   sub->add_option("--instances", options->instances, "Small instances each rule is checked on")
       ->check(CLI::Range(1, 64))->capture_default_str();
   sub->add_option("--json", options->json, "Write the verdicts as JSON to FILE")->type_name("FILE");
+  sub->add_flag("--check-axioms", options->check_axioms,
+                "Check the operator axioms on small instances instead of rules");
+  sub->add_option("--axioms", options->axioms, "Axioms file for --check-axioms (default: rules/axioms.rules)")
+      ->check(CLI::ExistingFile)->type_name("FILE");
   return {sub, [options] { run_verify_rules(*options); }};
 }
 

@@ -125,8 +125,8 @@ class RuleParser {
     const std::string value = tokens.expect_ident("a value");
     tokens.expect_end();
     if (key == "origin") {
-      const auto origin = from_name(value, {Origin::kHand, Origin::kGenerated, Origin::kTaso});
-      if (!origin) fail("unknown origin '" + value + "' (expected hand, generated or taso)");
+      const auto origin = from_name(value, {Origin::kHand, Origin::kGenerated, Origin::kTaso, Origin::kAxiom});
+      if (!origin) fail("unknown origin '" + value + "' (expected hand, generated, taso or axiom)");
       rule_.origin = *origin;
     } else {
       const auto proof = from_name(value, {ProofStatus::kUnverified, ProofStatus::kProved,

@@ -39,6 +39,8 @@ const char* to_string(Origin origin) {
       return "generated";
     case Origin::kTaso:
       return "taso";
+    case Origin::kAxiom:
+      return "axiom";
   }
   return "hand";
 }

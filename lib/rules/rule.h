@@ -47,8 +47,8 @@ struct OutputMap {
   bool operator==(const OutputMap& other) const { return source == other.source && target == other.target; }
 };
 
-/// Where a rule came from.
-enum class Origin { kHand, kGenerated, kTaso };
+/// Where a rule came from; an axiom is a property of operators that proofs may use (rules/axioms.rules).
+enum class Origin { kHand, kGenerated, kTaso, kAxiom };
 /// What the verifier last concluded about a rule.
 enum class ProofStatus { kUnverified, kProved, kRefuted, kUnknown };
 

@@ -21,4 +21,10 @@ const std::vector<ShippedRuleFile>& shipped_rule_files();
 /// Every rule of the shipped files, parsed, in file order: what `optimize` searches with by default.
 std::vector<Rule> default_rules();
 
+/// The operator axioms file (rules/axioms.rules), compiled in like the rule files.
+const ShippedRuleFile& shipped_axiom_file();
+
+/// The axioms of shipped_axiom_file(), parsed: what `verify-rules --check-axioms` checks.
+std::vector<Rule> shipped_axioms();
+
 }  // namespace graphsub::rules

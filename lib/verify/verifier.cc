@@ -13,6 +13,7 @@ namespace {
 /// The status and detail a bounded result gives while it is the only proof path.
 RuleVerdict verdict_of(const BoundedResult& bounded) {
   RuleVerdict verdict;
+  verdict.bounded = bounded;
   if (bounded.verdict == BoundedVerdict::kRefuted) {
     verdict.status = rules::ProofStatus::kRefuted;
     verdict.detail = bounded.detail;

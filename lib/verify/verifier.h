@@ -14,6 +14,7 @@ struct RuleVerdict {
   std::string file;
   std::string name;
   rules::ProofStatus status = rules::ProofStatus::kUnknown;  ///< kProved, kRefuted or kUnknown.
+  BoundedResult bounded;  ///< What the bounded check alone found (for axioms, the whole answer).
   double seconds = 0;   ///< Wall time spent on this rule.
   std::string detail;   ///< The reason, or the counterexample, in words.
 };

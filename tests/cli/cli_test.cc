@@ -425,4 +425,11 @@ TEST_CASE("verify-rules gives a verdict per rule, JSON, and fails on a refuted r
   CHECK(syntax.status == 1);
   CHECK(count_lines(syntax.err) == 1);
   CHECK(graphsub("verify-rules").status == 0);
+
+  Run axioms = graphsub("verify-rules --check-axioms");
+  CHECK(axioms.status == 0);
+  CHECK(axioms.out.find(" axioms: ") != std::string::npos);
+  Run wrong_axioms = graphsub("verify-rules --check-axioms --axioms " + rules.string());
+  CHECK(wrong_axioms.status == 1);
+  CHECK(wrong_axioms.err.find("1 axiom(s) do not hold") != std::string::npos);
 }
