@@ -24,6 +24,7 @@ namespace {
 struct VerifyRulesOptions {
   std::vector<std::string> files;  ///< Empty: the shipped rules.
   double timeout_s = 10;
+  double axiom_timeout_s = 0.5;
   int jobs = 0;                    ///< 0: one per hardware thread.
   int instances = 6;
   std::string json;
@@ -94,10 +95,21 @@ void run_verify_rules(const VerifyRulesOptions& options) {
   verify::VerifyOptions verify;
   verify.jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   verify.bounded.timeout_ms = static_cast<unsigned>(options.timeout_s * 1000);
+  verify.axiom_timeout_ms = static_cast<unsigned>(options.axiom_timeout_s * 1000);
   verify.bounded.instances.count = options.instances;
+  verify::AxiomSet axiom_set;
+  if (!axioms) {
+    axiom_set = verify::prepare_axioms(load_axioms(options.axioms), verify.bounded.instances);
+    verify.axioms = &axiom_set;
+  }
   const std::vector<verify::RuleVerdict> verdicts = verify::verify_rules(rules, verify);
   print_table(verdicts, axioms);
-  if (!options.json.empty()) write_report(options.json, verdicts_json(verdicts, axioms));
+  if (!options.json.empty()) {
+    nlohmann::json json = verdicts_json(verdicts, axioms);
+    json["axioms"] = {{"file", options.axioms.empty() ? rules::shipped_axiom_file().path : options.axioms},
+                      {"count", axioms ? rules.size() : axiom_set.axioms.size()}};
+    write_report(options.json, json);
+  }
   const auto failed = std::count_if(verdicts.begin(), verdicts.end(), [axioms](const verify::RuleVerdict& verdict) {
     return axioms ? verdict.bounded.verdict != verify::BoundedVerdict::kHolds
                   : verdict.status == rules::ProofStatus::kRefuted;
@@ -112,7 +124,9 @@ Command setup_verify_rules(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("verify-rules", "Check substitution rules with the Z3 prover");
   sub->add_option("files", options->files, "Rule files, or TASO's binary rules (.pb) (default: the shipped set)")
       ->check(CLI::ExistingFile);
-  sub->add_option("--timeout", options->timeout_s, "Seconds per Z3 query")
+  sub->add_option("--timeout", options->timeout_s, "Seconds per Z3 query of the bounded check")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  sub->add_option("--axiom-timeout", options->axiom_timeout_s, "Seconds per Z3 query deriving a rule from the axioms")
       ->check(CLI::PositiveNumber)->capture_default_str();
   sub->add_option("--jobs", options->jobs, "Rules checked at once (default: one per core)")
       ->check(CLI::NonNegativeNumber);
@@ -121,7 +135,7 @@ Command setup_verify_rules(CLI::App& app) {
   sub->add_option("--json", options->json, "Write the verdicts as JSON to FILE")->type_name("FILE");
   sub->add_flag("--check-axioms", options->check_axioms,
                 "Check the operator axioms on small instances instead of rules");
-  sub->add_option("--axioms", options->axioms, "Axioms file for --check-axioms (default: rules/axioms.rules)")
+  sub->add_option("--axioms", options->axioms, "Axioms file to prove from, or to check (default: rules/axioms.rules)")
       ->check(CLI::ExistingFile)->type_name("FILE");
   return {sub, [options] { run_verify_rules(*options); }};
 }

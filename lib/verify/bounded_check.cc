@@ -225,6 +225,11 @@ Comparison compare(Semantics& semantics, const Instance& instance, unsigned time
 BoundedResult check_bounded(const rules::Rule& rule, const BoundedOptions& options) {
   std::string why_none;
   const std::vector<Instance> instances = make_instances(rule, options.instances, &why_none);
+  return check_bounded(instances, why_none, options);
+}
+
+BoundedResult check_bounded(const std::vector<Instance>& instances, const std::string& why_none,
+                            const BoundedOptions& options) {
   if (instances.empty()) return {BoundedVerdict::kUnknown, 0, why_none};
   Semantics semantics;
   BoundedResult result;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "rules/rule.h"
 #include "verify/instance_generator.h"
@@ -34,6 +35,10 @@ struct BoundedResult {
 /// unsatisfiable. A satisfying model is a counterexample only once the reference CPU kernels,
 /// fed the model's values, disagree too (uninterpreted functions may be read wrongly by Z3).
 BoundedResult check_bounded(const rules::Rule& rule, const BoundedOptions& options);
+
+/// The same on instances already made (`why_none`: why there are none, when empty).
+BoundedResult check_bounded(const std::vector<Instance>& instances, const std::string& why_none,
+                            const BoundedOptions& options);
 
 const char* to_string(BoundedVerdict verdict);
 

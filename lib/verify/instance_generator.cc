@@ -217,7 +217,10 @@ class Attempt {
     std::string refusal;
     for (const rewrite::Match& match : matches) {
       target_ = rewrite::apply(graph_, match, &refusal);
-      if (target_) return {};
+      if (target_) {
+        applied_ = match;
+        return {};
+      }
     }
     return "rewrite::apply refused the match: " + refusal;
   }
@@ -246,7 +249,8 @@ class Attempt {
   }
 
   Instance take(std::string description) {
-    return Instance{std::move(graph_), std::move(*target_), std::move(free_weights_), std::move(description)};
+    return Instance{std::move(graph_), std::move(*target_), std::move(free_weights_), std::move(description),
+                    std::move(applied_)};
   }
 
  private:
@@ -463,6 +467,7 @@ class Attempt {
   std::map<std::string, ir::AttrValue> variables_;
   std::set<std::string> free_weights_;
   std::optional<ir::Graph> target_;
+  rewrite::Match applied_;
 };
 
 // ---- The search.

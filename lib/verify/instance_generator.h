@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "rewrite/match.h"
 #include "rules/rule.h"
 
 namespace graphsub::verify {
@@ -25,6 +26,8 @@ struct Instance {
   /// inputs' shapes (weights and constants marked) and each source node's attributes by its first
   /// output, for reports.
   std::string description;
+  /// The match of the rule's source that made `target` (it binds every node of `source`).
+  rewrite::Match match;
 };
 
 /// How instances are searched for.

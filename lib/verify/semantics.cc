@@ -140,9 +140,9 @@ int64_t SymTensor::size() const { return ir::num_elements(dims); }
 
 Semantics::Semantics() = default;
 
-z3::expr Semantics::number(double value) {
+z3::expr exact_number(z3::context& context, double value) {
   if (!std::isfinite(value)) throw NoSemantics("no exact number for " + std::to_string(value));
-  if (value == 0) return context_.real_val(0);
+  if (value == 0) return context.real_val(0);
   int exponent = 0;
   const double fraction = std::frexp(std::fabs(value), &exponent);
   auto mantissa = static_cast<int64_t>(std::ldexp(fraction, 53));
@@ -150,8 +150,10 @@ z3::expr Semantics::number(double value) {
   for (; mantissa % 2 == 0; mantissa /= 2) ++exponent;
   std::string text = doubled(std::to_string(mantissa), std::max(exponent, 0));
   if (exponent < 0) text += "/" + doubled("1", -exponent);
-  return context_.real_val(((value < 0 ? "-" : "") + text).c_str());
+  return context.real_val(((value < 0 ? "-" : "") + text).c_str());
 }
+
+z3::expr Semantics::number(double value) { return exact_number(context_, value); }
 
 SymTensor Semantics::constant(const ir::Tensor& tensor) {
   return symbolic::generate(tensor.dims(), [&](int64_t i) { return number(tensor.element_as_double(i)); });

@@ -30,6 +30,10 @@ class NoSemantics : public std::runtime_error {
   explicit NoSemantics(const std::string& message) : std::runtime_error(message) {}
 };
 
+/// The exact rational of a finite float or double value in `context` (floats are dyadic
+/// rationals); throws NoSemantics for infinities and NaN.
+z3::expr exact_number(z3::context& context, double value);
+
 /// The symbolic semantics of graphsub's operators over one Z3 context (one per thread).
 ///
 /// Linear and polynomial arithmetic is exact: constants are the exact rationals of their float

@@ -5,24 +5,43 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <optional>
+#include <string>
 #include <thread>
 
 namespace graphsub::verify {
 namespace {
 
-/// The status and detail a bounded result gives while it is the only proof path.
-RuleVerdict verdict_of(const BoundedResult& bounded) {
+/// The status and detail of both paths together.
+RuleVerdict combine(const BoundedResult& bounded, const std::optional<AxiomResult>& derived) {
   RuleVerdict verdict;
   verdict.bounded = bounded;
+  const std::string axioms = !derived ? "no axioms given" : "axioms: " + derived->detail;
+  const bool proved = derived && derived->proved;
   if (bounded.verdict == BoundedVerdict::kRefuted) {
     verdict.status = rules::ProofStatus::kRefuted;
     verdict.detail = bounded.detail;
+    if (proved) verdict.detail += "; yet the axioms derive it: an axiom or an operator's semantics is wrong";
   } else if (bounded.verdict == BoundedVerdict::kHolds) {
-    verdict.detail = "bounded check: " + bounded.detail + "; no proof for every shape (axioms not built yet)";
+    verdict.status = proved ? rules::ProofStatus::kProved : rules::ProofStatus::kUnknown;
+    verdict.detail = axioms + "; bounded check: " + bounded.detail;
   } else {
-    verdict.detail = bounded.detail;
+    verdict.detail = "bounded check: " + bounded.detail + "; " + axioms;
   }
   return verdict;
+}
+
+/// Both paths on one rule.
+RuleVerdict check_rule(const rules::Rule& rule, const VerifyOptions& options) {
+  std::string why_none;
+  const std::vector<Instance> instances = make_instances(rule, options.bounded.instances, &why_none);
+  const BoundedResult bounded = check_bounded(instances, why_none, options.bounded);
+  std::optional<AxiomResult> derived;
+  // A refuted rule is not sent to the prover: wrong axioms are --check-axioms' business.
+  if (options.axioms && !instances.empty() && bounded.verdict != BoundedVerdict::kRefuted) {
+    derived = prove_from_axioms(rule, instances, *options.axioms, options.axiom_timeout_ms);
+  }
+  return combine(bounded, derived);
 }
 
 /// Verifies one rule, turning any failure into an unknown verdict that names it.
@@ -30,7 +49,7 @@ RuleVerdict verify_one(const rules::Rule& rule, const VerifyOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   RuleVerdict verdict;
   try {
-    verdict = verdict_of(check_bounded(rule, options.bounded));
+    verdict = check_rule(rule, options);
   } catch (const std::exception& e) {
     verdict.detail = std::string("verifier error: ") + e.what();
   }

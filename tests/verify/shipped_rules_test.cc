@@ -8,6 +8,8 @@
 
 namespace graphsub {
 
+// The axiom path is left out here (see axiom_prover_test.cc): its verdicts depend on how far
+// E-matching gets within a timeout, which a loaded machine shortens.
 TEST_CASE("every shipped rule holds on its small instances and none is refuted", "[verify]") {
   const std::vector<rules::Rule> rules = rules::default_rules();
   REQUIRE(rules.size() >= 140);
@@ -17,7 +19,7 @@ TEST_CASE("every shipped rule holds on its small instances and none is refuted",
   for (const verify::RuleVerdict& verdict : verdicts) {
     INFO(verdict.file << ": " << verdict.name << ": " << verdict.detail);
     CHECK(verdict.status != rules::ProofStatus::kRefuted);
-    CHECK(verdict.detail.find("bounded check: equal for all real inputs and weights on ") == 0);
+    CHECK(verdict.bounded.verdict == verify::BoundedVerdict::kHolds);
   }
 }
 

@@ -1,0 +1,160 @@
+// Proving rules from the axioms: quantified equations over uninterpreted tensors, checked by Z3.
+#include "verify/axiom_prover.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "verify/semantics.h"
+#include "verify/term_translator.h"
+
+namespace graphsub::verify {
+namespace {
+
+z3::expr all_of(z3::context& context, const std::vector<z3::expr>& terms) {
+  z3::expr_vector vector(context);
+  for (const z3::expr& term : terms) vector.push_back(term);
+  return z3::mk_and(vector);
+}
+
+z3::expr sides_equal(z3::context& context, const Equation& equation) {
+  std::vector<z3::expr> equalities;
+  for (const auto& [before, after] : equation.sides) equalities.push_back(before == after);
+  return all_of(context, equalities);
+}
+
+/// ∀ bound. hypotheses → sides equal. Z3 picks the triggers (E-matching patterns) itself:
+/// patterns given through the C API made Z3 4.8.12 crash in the solver.
+z3::expr quantified(z3::context& context, const Equation& equation) {
+  const z3::expr body = z3::implies(all_of(context, equation.hypotheses), sides_equal(context, equation));
+  if (equation.bound.empty()) return body;
+  z3::expr_vector bound(context);
+  for (const z3::expr& constant : equation.bound) bound.push_back(constant);
+  return z3::forall(bound, body);
+}
+
+/// The functions (ops at a layout) a term applies, by name.
+void functions_in(const z3::expr& term, std::set<std::string>& names) {
+  if (!term.is_app()) return;
+  if (term.num_args() > 0 && term.decl().decl_kind() == Z3_OP_UNINTERPRETED) names.insert(term.decl().name().str());
+  for (unsigned i = 0; i < term.num_args(); ++i) functions_in(term.arg(i), names);
+}
+
+/// One axiom at one layout: its formula and the functions each side applies.
+struct AxiomFormula {
+  z3::expr formula;
+  std::set<std::string> before;
+  std::set<std::string> after;
+};
+
+AxiomFormula formula_of(z3::context& context, const Equation& equation) {
+  AxiomFormula result{quantified(context, equation), {}, {}};
+  for (const auto& [before, after] : equation.sides) {
+    functions_in(before, result.before);
+    functions_in(after, result.after);
+  }
+  return result;
+}
+
+/// Every axiom at every layout it has an instance of (duplicates once).
+std::vector<AxiomFormula> axiom_formulas(TermTranslator& translator, const AxiomSet& axioms) {
+  std::vector<AxiomFormula> formulas;
+  std::set<std::string> seen;
+  for (std::size_t a = 0; a < axioms.axioms.size(); ++a) {
+    for (const Instance& instance : axioms.instances[a]) {
+      try {
+        AxiomFormula formula = formula_of(translator.context(), translator.translate(axioms.axioms[a], instance));
+        if (seen.insert(formula.formula.to_string()).second) formulas.push_back(std::move(formula));
+      } catch (const NoSemantics&) {
+        continue;  // An axiom the translation cannot state at this layout proves nothing there.
+      }
+    }
+  }
+  return formulas;
+}
+
+bool subset(const std::set<std::string>& part, const std::set<std::string>& whole) {
+  return std::includes(whole.begin(), whole.end(), part.begin(), part.end());
+}
+
+/// The axioms that can take part in deriving `goal`: starting from the functions the goal
+/// applies, an axiom joins when one side applies only functions known so far, and then brings
+/// the other side's. Fewer axioms keep E-matching from spending its time on the irrelevant ones.
+std::vector<z3::expr> relevant(const std::vector<AxiomFormula>& formulas, const Equation& goal) {
+  std::set<std::string> known;
+  for (const auto& [before, after] : goal.sides) {
+    functions_in(before, known);
+    functions_in(after, known);
+  }
+  std::vector<bool> taken(formulas.size(), false);
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (std::size_t i = 0; i < formulas.size(); ++i) {
+      if (taken[i] || !(subset(formulas[i].before, known) || subset(formulas[i].after, known))) continue;
+      taken[i] = grew = true;
+      known.insert(formulas[i].before.begin(), formulas[i].before.end());
+      known.insert(formulas[i].after.begin(), formulas[i].after.end());
+    }
+  }
+  std::vector<z3::expr> result;
+  for (std::size_t i = 0; i < formulas.size(); ++i) {
+    if (taken[i]) result.push_back(formulas[i].formula);
+  }
+  return result;
+}
+
+/// Whether the axioms derive one translated rule: "" when proved, else why not.
+std::string derive(z3::context& context, const std::vector<z3::expr>& axioms, const Equation& goal,
+                   unsigned timeout_ms) {
+  z3::solver solver(context);
+  z3::params params(context);
+  params.set("timeout", timeout_ms);
+  // E-matching only: model-based instantiation would spend the whole timeout on every rule the
+  // axioms do not derive, and cannot prove more here (the goals are ground equations).
+  params.set("smt.mbqi", false);
+  solver.set(params);
+  for (const z3::expr& axiom : axioms) solver.add(axiom);
+  for (const z3::expr& hypothesis : goal.hypotheses) solver.add(hypothesis);
+  solver.add(!sides_equal(context, goal));
+  switch (solver.check()) {
+    case z3::unsat: return {};
+    case z3::sat: return "the axioms do not derive it";
+    case z3::unknown: break;
+  }
+  const std::string reason = solver.reason_unknown();
+  return reason == "timeout" || reason == "canceled" ? "Z3 timed out deriving it from the axioms"
+                                                     : "the axioms do not derive it (" + reason + ")";
+}
+
+}  // namespace
+
+AxiomSet prepare_axioms(std::vector<rules::Rule> axioms, const InstanceOptions& options) {
+  AxiomSet set;
+  set.axioms = std::move(axioms);
+  for (const rules::Rule& axiom : set.axioms) set.instances.push_back(make_instances(axiom, options));
+  return set;
+}
+
+AxiomResult prove_from_axioms(const rules::Rule& rule, const std::vector<Instance>& instances,
+                              const AxiomSet& axioms, unsigned timeout_ms) {
+  z3::context context;
+  TermTranslator translator(context);
+  const std::vector<AxiomFormula> formulas = axiom_formulas(translator, axioms);
+  std::set<std::string> layouts;
+  for (const Instance& instance : instances) {
+    Equation goal;
+    try {
+      goal = translator.translate(rule, instance);
+    } catch (const NoSemantics& e) {
+      return {false, e.what()};
+    }
+    if (!layouts.insert(sides_equal(context, goal).to_string()).second) continue;
+    const std::string failure = derive(context, relevant(formulas, goal), goal, timeout_ms);
+    if (!failure.empty()) return {false, failure + " (on " + instance.description + ")"};
+  }
+  if (layouts.empty()) return {false, "no instance to state it at"};
+  return {true, "derived from the axioms at " + std::to_string(layouts.size()) + " layout(s)"};
+}
+
+}  // namespace graphsub::verify

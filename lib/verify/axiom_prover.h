@@ -1,0 +1,40 @@
+// The axiom path: a rule derived by Z3 from the operator axioms, over uninterpreted tensors.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "rules/rule.h"
+#include "verify/instance_generator.h"
+
+namespace graphsub::verify {
+
+/// The operator axioms and their small instances, made once for every rule's proof (each
+/// instance's match points into `axioms`, so the set is moved, never copied).
+struct AxiomSet {
+  std::vector<rules::Rule> axioms;
+  std::vector<std::vector<Instance>> instances;  ///< Per axiom: the layouts it is stated at.
+  AxiomSet() = default;
+  AxiomSet(const AxiomSet&) = delete;
+  AxiomSet& operator=(const AxiomSet&) = delete;
+  AxiomSet(AxiomSet&&) = default;
+  AxiomSet& operator=(AxiomSet&&) = default;
+};
+
+/// Takes the axioms and finds the instances (ranks and list lengths) each is stated at.
+AxiomSet prepare_axioms(std::vector<rules::Rule> axioms, const InstanceOptions& options);
+
+/// What the axiom path concluded about one rule.
+struct AxiomResult {
+  bool proved = false;
+  std::string detail;  ///< How many layouts were proved, or why not.
+};
+
+/// Tries to derive `rule` from the axioms at the layout of each of its instances (made from
+/// `rule`): the axioms as quantified equations (E-matching on both sides), the rule's conditions
+/// as hypotheses, and `source != target` asserted; proved when Z3 finds that unsatisfiable at
+/// every layout. Each query is bounded by `timeout_ms`.
+AxiomResult prove_from_axioms(const rules::Rule& rule, const std::vector<Instance>& instances,
+                              const AxiomSet& axioms, unsigned timeout_ms);
+
+}  // namespace graphsub::verify

@@ -1,0 +1,526 @@
+// Translating a rule at one instance into an equation of terms over uninterpreted tensors.
+#include "verify/term_translator.h"
+
+#include <algorithm>
+#include <set>
+#include <variant>
+
+#include "ops/registry.h"
+#include "verify/semantics.h"
+
+namespace graphsub::verify {
+namespace {
+
+using rules::Expr;
+using rules::is_list_name;
+
+/// The kind of a symbolic expression value.
+enum class Kind { kInt, kReal, kBool };
+
+/// A symbolic expression value: one item, or a list of them.
+struct SymValue {
+  std::vector<z3::expr> items;
+  bool list = false;
+  Kind kind = Kind::kInt;
+};
+
+/// Everything one translation binds: terms of values, variables, and the attributes of each
+/// source node by its outputs.
+struct Scope {
+  std::map<std::string, z3::expr> terms;
+  std::map<std::string, std::vector<z3::expr>> lists;
+  std::map<std::string, SymValue> variables;
+  std::map<std::string, std::map<std::string, SymValue>> source_attrs;  ///< By output name.
+  Equation equation;
+};
+
+[[noreturn]] void unsupported(const std::string& what) { throw NoSemantics("axiom path: " + what); }
+
+/// The translation of one rule at one instance.
+class Translation {
+ public:
+  Translation(TermTranslator& translator, const rules::Rule& rule, const Instance& instance)
+      : t_(translator), context_(translator.context()), rule_(rule), instance_(instance) {}
+
+  Equation run() {
+    bind_inputs();
+    for (std::size_t j : source_order()) add_source_node(j);
+    for (const Expr& condition : rule_.conditions) scope_.equation.hypotheses.push_back(as_bool(eval(condition)));
+    for (const rules::ConstDef& constant : rule_.constants) add_constant(constant);
+    add_target_nodes();
+    add_sides();
+    return scope_.equation;
+  }
+
+ private:
+  // ---- Values and terms.
+
+  z3::expr fresh_tensor(const std::string& name) {
+    z3::expr term = context_.constant(("t!" + name).c_str(), t_.tensor_sort());
+    scope_.equation.bound.push_back(term);
+    return term;
+  }
+
+  void bind_inputs() {
+    for (const std::string& name : rule_.inputs()) {
+      if (!is_list_name(name)) {
+        scope_.terms.emplace(name, fresh_tensor(name));
+        continue;
+      }
+      std::vector<z3::expr>& list = scope_.lists[name];
+      for (std::size_t i = 0; i < instance_.match.lists.at(name).size(); ++i) {
+        list.push_back(fresh_tensor(name + "." + std::to_string(i)));
+      }
+    }
+  }
+
+  std::vector<z3::expr> terms_of(const std::vector<std::string>& names) const {
+    std::vector<z3::expr> terms;
+    for (const std::string& name : names) {
+      if (is_list_name(name)) {
+        const std::vector<z3::expr>& list = scope_.lists.at(name);
+        terms.insert(terms.end(), list.begin(), list.end());
+      } else {
+        terms.push_back(scope_.terms.at(name));
+      }
+    }
+    return terms;
+  }
+
+  bool defined(const std::vector<std::string>& names) const {
+    return std::all_of(names.begin(), names.end(), [this](const std::string& name) {
+      return scope_.terms.count(name) != 0 || scope_.lists.count(name) != 0;
+    });
+  }
+
+  /// Source node indices with each after the nodes its inputs come from.
+  std::vector<std::size_t> source_order() const {
+    std::vector<std::size_t> order;
+    std::set<std::string> known;
+    for (const std::string& name : rule_.inputs()) known.insert(name);
+    while (order.size() < rule_.source.size()) {
+      const std::size_t before = order.size();
+      for (std::size_t j = 0; j < rule_.source.size(); ++j) {
+        const rules::PatternNode& node = rule_.source[j];
+        if (std::find(order.begin(), order.end(), j) != order.end()) continue;
+        if (!std::all_of(node.inputs.begin(), node.inputs.end(), [&](const std::string& in) { return known.count(in); })) continue;
+        order.push_back(j);
+        known.insert(node.outputs.begin(), node.outputs.end());
+      }
+      if (order.size() == before) unsupported("the source pattern has a cycle");
+    }
+    return order;
+  }
+
+  // ---- Attributes.
+
+  /// An attribute value as symbolic constants (fresh) or numbers (given).
+  SymValue attr_value(const ir::AttrValue& value, const std::string& fresh_name, bool fresh) {
+    SymValue result;
+    auto item = [&](z3::expr number, bool real, std::size_t i) {
+      if (!fresh) return number;
+      const std::string name = fresh_name + "." + std::to_string(i);
+      z3::expr constant = real ? context_.real_const(name.c_str()) : context_.int_const(name.c_str());
+      scope_.equation.bound.push_back(constant);
+      return constant;
+    };
+    if (const auto* i = std::get_if<int64_t>(&value)) {
+      result.items.push_back(item(context_.int_val(*i), false, 0));
+    } else if (const auto* f = std::get_if<float>(&value)) {
+      result.kind = Kind::kReal;
+      result.items.push_back(item(real_number(*f), true, 0));
+    } else if (const auto* s = std::get_if<std::string>(&value)) {
+      result.items.push_back(item(context_.int_val(t_.string_code(*s)), false, 0));
+    } else if (const auto* is = std::get_if<std::vector<int64_t>>(&value)) {
+      result.list = true;
+      for (std::size_t k = 0; k < is->size(); ++k) result.items.push_back(item(context_.int_val((*is)[k]), false, k));
+    } else if (const auto* fs = std::get_if<std::vector<float>>(&value)) {
+      result.list = true;
+      result.kind = Kind::kReal;
+      for (std::size_t k = 0; k < fs->size(); ++k) result.items.push_back(item(real_number((*fs)[k]), true, k));
+    } else {
+      unsupported("an attribute of strings or a tensor");
+    }
+    return result;
+  }
+
+  z3::expr real_number(double value) { return exact_number(context_, value); }
+
+  const rules::AttrSetting* setting(const rules::PatternNode& node, const std::string& name) const {
+    for (const rules::AttrSetting& attr : node.attrs) {
+      if (attr.name == name) return &attr;
+    }
+    return nullptr;
+  }
+
+  /// The symbolic attributes of a source node: bare `?var`s bound first, then expressions, and
+  /// every attribute the rule does not mention open.
+  std::map<std::string, SymValue> source_attributes(const rules::PatternNode& node, const ir::Node& graph_node,
+                                                    const std::string& tag) {
+    std::map<std::string, SymValue> attrs;
+    for (const auto& [name, value] : graph_node.attrs.items()) {
+      const rules::AttrSetting* set = setting(node, name);
+      if (!set) {
+        attrs[name] = attr_value(value, tag + "." + name, true);
+      } else if (set->value.kind == Expr::Kind::kVariable) {
+        attrs[name] = bind_variable(set->value.text, value);
+      }
+    }
+    for (const auto& [name, value] : graph_node.attrs.items()) {
+      const rules::AttrSetting* set = setting(node, name);
+      if (set && set->value.kind != Expr::Kind::kVariable) attrs[name] = eval(set->value);
+    }
+    return attrs;
+  }
+
+  SymValue bind_variable(const std::string& name, const ir::AttrValue& value) {
+    const auto it = scope_.variables.find(name);
+    if (it != scope_.variables.end()) return it->second;
+    SymValue symbolic = attr_value(value, "?" + name, true);
+    scope_.variables.emplace(name, symbolic);
+    return symbolic;
+  }
+
+  // ---- Nodes.
+
+  /// The function name and argument list of a node: op, output index, inputs and attributes.
+  std::vector<z3::expr> apply_node(ir::OpKind op, const std::map<std::string, SymValue>& attrs,
+                                   const std::vector<z3::expr>& inputs, std::size_t outputs) {
+    std::string layout = std::string(ops::kind_name(op)) + "/" + std::to_string(inputs.size()) + "(";
+    std::vector<z3::expr> args;
+    std::vector<z3::sort> domain;
+    for (const auto& [name, value] : attrs) {
+      if (op == ir::OpKind::kSplit && name == "split") continue;
+      layout += name + (value.kind == Kind::kReal ? ":r" : ":i") + std::to_string(value.items.size()) + ",";
+      for (const z3::expr& item : value.items) {
+        args.push_back(item);
+        domain.push_back(item.get_sort());
+      }
+    }
+    for (const z3::expr& input : inputs) {
+      args.push_back(input);
+      domain.push_back(t_.tensor_sort());
+    }
+    std::vector<z3::expr> results;
+    z3::expr_vector arguments(context_);
+    for (const z3::expr& arg : args) arguments.push_back(arg);
+    for (std::size_t k = 0; k < outputs; ++k) {
+      results.push_back(t_.function(layout + ")#" + std::to_string(k), domain)(arguments));
+    }
+    return results;
+  }
+
+  void define_outputs(const std::vector<std::string>& names, const std::vector<z3::expr>& results,
+                      const std::vector<std::size_t>& counts) {
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (is_list_name(names[i])) {
+        scope_.lists[names[i]].assign(results.begin() + static_cast<long>(next),
+                                      results.begin() + static_cast<long>(next + counts[i]));
+      } else {
+        scope_.terms.emplace(names[i], results[next]);
+      }
+      next += counts[i];
+    }
+  }
+
+  void add_source_node(std::size_t j) {
+    const rules::PatternNode& node = rule_.source[j];
+    const ir::Node& graph_node = instance_.source.node(instance_.match.nodes[j]);
+    const std::map<std::string, SymValue> attrs = source_attributes(node, graph_node, "n" + std::to_string(j));
+    std::vector<std::size_t> counts;
+    for (const std::string& name : node.outputs) {
+      counts.push_back(is_list_name(name) ? instance_.match.lists.at(name).size() : 1);
+    }
+    std::size_t total = 0;
+    for (std::size_t count : counts) total += count;
+    define_outputs(node.outputs, apply_node(node.op, attrs, terms_of(node.inputs), total), counts);
+    for (const std::string& output : node.outputs) scope_.source_attrs[output] = attrs;
+  }
+
+  void add_constant(const rules::ConstDef& constant) {
+    const SymValue value = eval(constant.value);
+    std::string layout = std::string("const/") + (value.kind == Kind::kReal ? "r" : "i") +
+                         std::to_string(value.items.size()) + (value.list ? "l" : "s");
+    std::vector<z3::sort> domain;
+    z3::expr_vector arguments(context_);
+    for (const z3::expr& item : value.items) {
+      domain.push_back(item.get_sort());
+      arguments.push_back(item);
+    }
+    scope_.terms.emplace(constant.name, t_.function(layout, domain)(arguments));
+  }
+
+  /// Target graph nodes in the order the rewriter added them: one per target pattern node.
+  std::vector<ir::NodeId> target_graph_nodes() const {
+    std::vector<ir::NodeId> added;
+    for (ir::NodeId id : instance_.target.node_ids()) {
+      if (id >= instance_.source.node_capacity()) added.push_back(id);
+    }
+    std::sort(added.begin(), added.end());
+    if (added.size() != rule_.target.size()) unsupported("target nodes the rewriter removed or merged");
+    return added;
+  }
+
+  std::map<std::string, SymValue> target_attributes(const rules::PatternNode& node, const ir::Node& graph_node) {
+    std::map<std::string, SymValue> attrs;
+    const std::map<std::string, SymValue>* copied =
+        node.copy_from.empty() ? nullptr : &scope_.source_attrs.at(node.copy_from);
+    for (const auto& [name, value] : graph_node.attrs.items()) {
+      if (const rules::AttrSetting* set = setting(node, name)) {
+        attrs[name] = eval(set->value);
+      } else if (copied && copied->count(name)) {
+        attrs[name] = copied->at(name);
+      } else {
+        attrs[name] = attr_value(value, "", false);
+      }
+    }
+    return attrs;
+  }
+
+  std::size_t list_length(const std::string& target_list) const {
+    for (const rules::OutputMap& map : rule_.outputs) {
+      if (map.target == target_list) return instance_.match.lists.at(map.source).size();
+    }
+    unsupported("a target list no map gives a length");
+  }
+
+  void add_target_nodes() {
+    const std::vector<ir::NodeId> graph_nodes = target_graph_nodes();
+    for (std::size_t k = 0; k < rule_.target.size(); ++k) {
+      const rules::PatternNode& node = rule_.target[k];
+      const ir::Node& graph_node = instance_.target.node(graph_nodes[k]);
+      if (graph_node.op != node.op) unsupported("target nodes out of order");
+      std::vector<std::size_t> counts;
+      for (const std::string& name : node.outputs) counts.push_back(is_list_name(name) ? list_length(name) : 1);
+      std::size_t total = 0;
+      for (std::size_t count : counts) total += count;
+      define_outputs(node.outputs, apply_node(node.op, target_attributes(node, graph_node), terms_of(node.inputs), total),
+                     counts);
+    }
+  }
+
+  /// The graph values a source name (or list) stands for.
+  std::vector<ir::ValueId> source_values(const std::string& name) const {
+    if (is_list_name(name)) return instance_.match.lists.at(name);
+    return {instance_.match.values.at(name)};
+  }
+
+  /// Each mapped pair, and what the rewriter checked before applying: equal shapes.
+  void add_sides() {
+    for (const rules::OutputMap& map : rule_.outputs) {
+      const std::vector<z3::expr> before = terms_of({map.source});
+      const std::vector<z3::expr> after = terms_of({map.target});
+      const std::vector<ir::ValueId> values = source_values(map.source);
+      for (std::size_t i = 0; i < before.size(); ++i) {
+        scope_.equation.sides.emplace_back(before[i], after[i]);
+        // An axiom's equal tensors have equal dims already; stated, they would only block it.
+        if (rule_.origin == rules::Origin::kAxiom) continue;
+        const std::size_t rank = instance_.source.value(values[i]).type.shape.rank();
+        for (std::size_t axis = 0; axis < rank; ++axis) {
+          const z3::expr index = context_.int_val(static_cast<int64_t>(axis));
+          scope_.equation.hypotheses.push_back(t_.dim()(before[i], index) == t_.dim()(after[i], index));
+        }
+      }
+    }
+  }
+
+  // ---- Expressions.
+
+  int64_t rank_of(const std::string& name) const {
+    const auto it = instance_.match.values.find(name);
+    if (it == instance_.match.values.end()) unsupported("shape of an unbound value " + name);
+    return static_cast<int64_t>(instance_.source.value(it->second).type.shape.rank());
+  }
+
+  SymValue shape_of(const std::string& name) {
+    SymValue result;
+    result.list = true;
+    const z3::expr term = scope_.terms.at(name);
+    for (int64_t i = 0; i < rank_of(name); ++i) result.items.push_back(t_.dim()(term, context_.int_val(i)));
+    return result;
+  }
+
+  static SymValue scalar(z3::expr item, Kind kind) { return SymValue{{item}, false, kind}; }
+
+  SymValue eval(const Expr& expr) {
+    switch (expr.kind) {
+      case Expr::Kind::kInt: return scalar(context_.int_val(expr.int_value), Kind::kInt);
+      case Expr::Kind::kFloat: return scalar(real_number(expr.float_value), Kind::kReal);
+      case Expr::Kind::kString: return scalar(context_.int_val(t_.string_code(expr.text)), Kind::kInt);
+      case Expr::Kind::kList: return eval_list(expr);
+      case Expr::Kind::kVariable: return variable(expr.text);
+      case Expr::Kind::kShape: return shape_of(expr.text);
+      case Expr::Kind::kRank: return scalar(context_.int_val(rank_of(expr.text)), Kind::kInt);
+      case Expr::Kind::kWeight: return scalar(t_.weight()(scope_.terms.at(expr.text)), Kind::kInt);
+      case Expr::Kind::kValue: return scalar(t_.value()(scope_.terms.at(expr.text)), Kind::kReal);
+      case Expr::Kind::kSize: return size_of(expr.text);
+      case Expr::Kind::kSizes: return sizes_of(expr);
+      case Expr::Kind::kIndex: return index(eval(expr.operands[0]), eval(expr.operands[1]));
+      case Expr::Kind::kNegate: return map_items(eval(expr.operands[0]), [](const z3::expr& x) { return -x; });
+      case Expr::Kind::kBinary: return binary(expr.text, eval(expr.operands[0]), eval(expr.operands[1]));
+    }
+    unsupported("an expression form");
+  }
+
+  SymValue variable(const std::string& name) const {
+    const auto it = scope_.variables.find(name);
+    if (it == scope_.variables.end()) unsupported("?" + name + " used before it is bound");
+    return it->second;
+  }
+
+  SymValue eval_list(const Expr& expr) {
+    SymValue result;
+    result.list = true;
+    for (const Expr& element : expr.operands) {
+      SymValue item = eval(element);
+      if (item.kind == Kind::kReal) result.kind = Kind::kReal;
+      result.items.insert(result.items.end(), item.items.begin(), item.items.end());
+    }
+    if (result.kind == Kind::kReal) result = to_real(result);
+    return result;
+  }
+
+  SymValue size_of(const std::string& name) {
+    const SymValue dims = shape_of(name);
+    z3::expr product = context_.int_val(1);
+    for (const z3::expr& dim : dims.items) product = product * dim;
+    return scalar(product, Kind::kInt);
+  }
+
+  SymValue sizes_of(const Expr& expr) {
+    const SymValue axis = eval(expr.operands[0]);
+    if (!axis.items[0].is_numeral()) unsupported("sizes() at a symbolic axis");
+    SymValue result;
+    result.list = true;
+    const std::vector<ir::ValueId>& values = instance_.match.lists.at(expr.text);
+    const std::vector<z3::expr>& terms = scope_.lists.at(expr.text);
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+      int64_t a = axis.items[0].get_numeral_int64();
+      if (a < 0) a += static_cast<int64_t>(instance_.source.value(values[i]).type.shape.rank());
+      result.items.push_back(t_.dim()(terms[i], context_.int_val(a)));
+    }
+    return result;
+  }
+
+  SymValue index(const SymValue& list, const SymValue& position) {
+    if (list.items.empty()) unsupported("an index into an empty list");
+    const z3::expr& at = position.items[0];
+    const int64_t size = static_cast<int64_t>(list.items.size());
+    if (at.is_numeral()) {
+      int64_t i = at.get_numeral_int64();
+      if (i < 0) i += size;
+      if (i < 0 || i >= size) unsupported("an index out of range");
+      return scalar(list.items[static_cast<std::size_t>(i)], list.kind);
+    }
+    z3::expr chosen = list.items.back();
+    for (int64_t i = size - 2; i >= 0; --i) chosen = z3::ite(at == context_.int_val(i), list.items[static_cast<std::size_t>(i)], chosen);
+    return scalar(chosen, list.kind);
+  }
+
+  template <class F>
+  static SymValue map_items(SymValue value, F f) {
+    for (z3::expr& item : value.items) item = f(item);
+    return value;
+  }
+
+  static SymValue to_real(SymValue value) {
+    for (z3::expr& item : value.items) {
+      if (item.is_int()) item = z3::to_real(item);
+    }
+    value.kind = Kind::kReal;
+    return value;
+  }
+
+  SymValue binary(const std::string& op, SymValue a, SymValue b) {
+    if (op == "++") {
+      a.list = true;
+      a.items.insert(a.items.end(), b.items.begin(), b.items.end());
+      return a;
+    }
+    if (op == "==" || op == "!=") return compare_equal(op == "==", a, b);
+    if (a.kind == Kind::kReal || b.kind == Kind::kReal) {
+      a = to_real(a);
+      b = to_real(b);
+    }
+    if (a.items.size() != b.items.size() && a.items.size() != 1 && b.items.size() != 1) {
+      unsupported("lists of different lengths in " + op);
+    }
+    const std::size_t n = std::max(a.items.size(), b.items.size());
+    SymValue result;
+    result.list = a.list || b.list;
+    result.kind = a.kind;
+    for (std::size_t i = 0; i < n; ++i) {
+      const z3::expr& x = a.items[a.items.size() == 1 ? 0 : i];
+      const z3::expr& y = b.items[b.items.size() == 1 ? 0 : i];
+      result.items.push_back(arithmetic(op, x, y, result.kind));
+    }
+    if (op == "<" || op == "<=" || op == ">" || op == ">=") result.kind = Kind::kBool;
+    return result;
+  }
+
+  static z3::expr arithmetic(const std::string& op, const z3::expr& x, const z3::expr& y, Kind) {
+    if (op == "+") return x + y;
+    if (op == "-") return x - y;
+    if (op == "*") return x * y;
+    if (op == "/") return x / y;
+    if (op == "<") return x < y;
+    if (op == "<=") return x <= y;
+    if (op == ">") return x > y;
+    if (op == ">=") return x >= y;
+    unsupported("the operator " + op);
+  }
+
+  SymValue compare_equal(bool equal, SymValue a, SymValue b) {
+    if (a.kind == Kind::kReal || b.kind == Kind::kReal) {
+      a = to_real(a);
+      b = to_real(b);
+    }
+    z3::expr all = context_.bool_val(a.items.size() == b.items.size());
+    if (a.items.size() == b.items.size()) {
+      for (std::size_t i = 0; i < a.items.size(); ++i) all = all && a.items[i] == b.items[i];
+    }
+    return scalar(equal ? all : !all, Kind::kBool);
+  }
+
+  z3::expr as_bool(const SymValue& value) {
+    z3::expr all = context_.bool_val(true);
+    for (const z3::expr& item : value.items) all = all && (item.is_bool() ? item : item != 0);
+    return all;
+  }
+
+  TermTranslator& t_;
+  z3::context& context_;
+  const rules::Rule& rule_;
+  const Instance& instance_;
+  Scope scope_;
+};
+
+}  // namespace
+
+TermTranslator::TermTranslator(z3::context& context)
+    : context_(context),
+      tensor_(context.uninterpreted_sort("Tensor")),
+      dim_(context.function("dim", tensor_, context.int_sort(), context.int_sort())),
+      value_(context.function("value", tensor_, context.real_sort())),
+      weight_(context.function("weight", tensor_, context.int_sort())) {}
+
+Equation TermTranslator::translate(const rules::Rule& rule, const Instance& instance) {
+  return Translation(*this, rule, instance).run();
+}
+
+z3::func_decl TermTranslator::function(const std::string& name, const std::vector<z3::sort>& domain) {
+  const auto it = functions_.find(name);
+  if (it != functions_.end()) return it->second;
+  z3::sort_vector sorts(context_);
+  for (const z3::sort& sort : domain) sorts.push_back(sort);
+  z3::func_decl declared = context_.function(name.c_str(), sorts, tensor_);
+  functions_.emplace(name, declared);
+  return declared;
+}
+
+int TermTranslator::string_code(const std::string& text) {
+  return strings_.emplace(text, static_cast<int>(strings_.size())).first->second;
+}
+
+}  // namespace graphsub::verify

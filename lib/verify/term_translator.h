@@ -1,0 +1,63 @@
+// Rules as equations between terms over uninterpreted tensors: what the axiom path reasons about.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <z3++.h>
+
+#include "rules/rule.h"
+#include "verify/instance_generator.h"
+
+namespace graphsub::verify {
+
+/// A rule (or an axiom) as an equation: for all `bound` constants, the hypotheses imply that each
+/// source term equals its target term.
+struct Equation {
+  std::vector<z3::expr> bound;       ///< Tensor constants and the attribute values left open.
+  std::vector<z3::expr> hypotheses;  ///< The `where` conditions.
+  std::vector<std::pair<z3::expr, z3::expr>> sides;  ///< Per mapped output: source, target.
+};
+
+/// Translates rules into equations over one Z3 context. Tensors are an uninterpreted sort; each
+/// op, with its number of inputs, output index and attribute layout, is a function whose first
+/// arguments are its attribute values (ints, reals, strings as fixed codes) and then its input
+/// tensors. An instance of the rule fixes only the ranks and list lengths: every attribute the
+/// rule leaves open (a `?var`, an attribute it does not mention) is a symbolic constant, and
+/// `shape(x)[i]` is `dim(x, i)`, an uninterpreted Int function. Split's `split` sizes are left
+/// out of its function, as TASO's verifier leaves sizes out: the bounded check covers them.
+/// A rule's equation also assumes what the rewriter checks before applying it: each mapped pair
+/// has equal dims.
+class TermTranslator {
+ public:
+  explicit TermTranslator(z3::context& context);
+
+  /// The equation `rule` states at the ranks of `instance` (made from `rule`). Throws NoSemantics
+  /// for what it cannot translate (an attribute kind, an expression form, unpaired target nodes).
+  Equation translate(const rules::Rule& rule, const Instance& instance);
+
+  /// The function of an op at one layout, made on first use; `name` encodes the layout.
+  z3::func_decl function(const std::string& name, const std::vector<z3::sort>& domain);
+
+  z3::context& context() { return context_; }
+  z3::sort tensor_sort() const { return tensor_; }
+  z3::func_decl dim() const { return dim_; }
+  z3::func_decl value() const { return value_; }
+  /// `weight(x)`: an uninterpreted Int function of a tensor (non-zero for a weight).
+  z3::func_decl weight() const { return weight_; }
+  /// The fixed code of a string attribute value ("relu" is the same number in every equation).
+  int string_code(const std::string& text);
+
+ private:
+  z3::context& context_;
+  z3::sort tensor_;
+  z3::func_decl dim_;
+  z3::func_decl value_;
+  z3::func_decl weight_;
+  std::map<std::string, z3::func_decl> functions_;
+  std::map<std::string, int> strings_;
+};
+
+}  // namespace graphsub::verify
