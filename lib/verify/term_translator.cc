@@ -389,16 +389,18 @@ class Translation {
   }
 
   SymValue sizes_of(const Expr& expr) {
-    const SymValue axis = eval(expr.operands[0]);
-    if (!axis.items[0].is_numeral()) unsupported("sizes() at a symbolic axis");
+    const z3::expr axis = eval(expr.operands[0]).items[0];
     SymValue result;
     result.list = true;
     const std::vector<ir::ValueId>& values = instance_.match.lists.at(expr.text);
     const std::vector<z3::expr>& terms = scope_.lists.at(expr.text);
     for (std::size_t i = 0; i < terms.size(); ++i) {
-      int64_t a = axis.items[0].get_numeral_int64();
-      if (a < 0) a += static_cast<int64_t>(instance_.source.value(values[i]).type.shape.rank());
-      result.items.push_back(t_.dim()(terms[i], context_.int_val(a)));
+      z3::expr at = axis;  // A symbolic axis is a canonical one (import makes axes non-negative).
+      if (axis.is_numeral() && axis.get_numeral_int64() < 0) {
+        at = context_.int_val(axis.get_numeral_int64() +
+                              static_cast<int64_t>(instance_.source.value(values[i]).type.shape.rank()));
+      }
+      result.items.push_back(t_.dim()(terms[i], at));
     }
     return result;
   }
