@@ -1,4 +1,4 @@
-// Writing JSON reports atomically.
+// Writing JSON reports and text files atomically.
 #pragma once
 
 #include <string>
@@ -6,6 +6,10 @@
 #include <nlohmann/json.hpp>
 
 namespace graphsub::cmd {
+
+/// Writes `text` to `path` through a temporary file and a rename, so a reader never sees a
+/// partial file. Throws graphsub::Error naming `what` ("report", "rule file").
+void write_text_file(const std::string& path, const std::string& text, const std::string& what);
 
 /// Writes `report` (pretty-printed, keys sorted) to `path` through a temporary file and a rename,
 /// so a reader never sees a partial report. Throws graphsub::Error.

@@ -1,9 +1,12 @@
 // `graphsub verify-rules`: check substitution rules with Z3 and say, per rule, what was shown.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -15,6 +18,7 @@
 #include "pipeline/pipeline.h"
 #include "rules/parser.h"
 #include "rules/shipped_rules.h"
+#include "verify/proof_records.h"
 #include "verify/verifier.h"
 
 namespace graphsub::cmd {
@@ -29,6 +33,7 @@ struct VerifyRulesOptions {
   int instances = 6;
   std::string json;
   bool check_axioms = false;
+  bool write = false;
   std::string axioms;              ///< Empty: the shipped rules/axioms.rules.
 };
 
@@ -42,6 +47,29 @@ std::vector<rules::Rule> load(const std::vector<std::string>& files) {
 /// The axioms of `path`, or the shipped ones.
 std::vector<rules::Rule> load_axioms(const std::string& path) {
   return path.empty() ? rules::shipped_axioms() : rules::read_rules_file(path);
+}
+
+/// The text of the axioms file (`path`, or the shipped one), which their hash is of.
+std::string axioms_text(const std::string& path) {
+  if (path.empty()) return rules::shipped_axiom_file().text;
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// Records each rule's status and the axioms' hash in the `proof` line of its file.
+void write_proofs(const std::vector<verify::RuleVerdict>& verdicts, const std::string& hash) {
+  std::map<std::string, std::map<std::string, rules::ProofStatus>> by_file;
+  for (const verify::RuleVerdict& verdict : verdicts) by_file[verdict.file][verdict.name] = verdict.status;
+  for (const auto& [file, statuses] : by_file) {
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) throw Error("cannot read rule file '" + file + "' to record proofs in");
+    write_text_file(file, verify::with_proof_lines(text.str(), statuses, hash), "rule file");
+    std::printf("recorded %zu proof line(s) in %s\n", statuses.size(), file.c_str());
+  }
 }
 
 /// The status column: the proof status of a rule, the bounded verdict of an axiom.
@@ -97,6 +125,19 @@ void run_verify_rules(const VerifyRulesOptions& options) {
   verify.bounded.timeout_ms = static_cast<unsigned>(options.timeout_s * 1000);
   verify.axiom_timeout_ms = static_cast<unsigned>(options.axiom_timeout_s * 1000);
   verify.bounded.instances.count = options.instances;
+  if (options.write && (axioms || options.files.empty())) {
+    throw Error("--write records proofs in the rule files named on the command line: name them");
+  }
+  for (const std::string& file : options.files) {
+    if (options.write && std::filesystem::path(file).extension() == ".pb") {
+      throw Error("--write cannot record proofs in TASO's binary file '" + file + "'");
+    }
+  }
+  const bool has_axioms = std::any_of(rules.begin(), rules.end(), [](const rules::Rule& rule) {
+    return rule.origin == rules::Origin::kAxiom;
+  });
+  if (options.write && has_axioms) throw Error("--write does not record proofs in an axioms file");
+  const std::string hash = verify::axioms_hash(axioms_text(options.axioms));
   verify::AxiomSet axiom_set;
   if (!axioms) {
     axiom_set = verify::prepare_axioms(load_axioms(options.axioms), verify.bounded.instances);
@@ -107,9 +148,11 @@ void run_verify_rules(const VerifyRulesOptions& options) {
   if (!options.json.empty()) {
     nlohmann::json json = verdicts_json(verdicts, axioms);
     json["axioms"] = {{"file", options.axioms.empty() ? rules::shipped_axiom_file().path : options.axioms},
+                      {"sha256", hash.substr(7)},
                       {"count", axioms ? rules.size() : axiom_set.axioms.size()}};
     write_report(options.json, json);
   }
+  if (options.write) write_proofs(verdicts, hash);
   const auto failed = std::count_if(verdicts.begin(), verdicts.end(), [axioms](const verify::RuleVerdict& verdict) {
     return axioms ? verdict.bounded.verdict != verify::BoundedVerdict::kHolds
                   : verdict.status == rules::ProofStatus::kRefuted;
@@ -133,6 +176,8 @@ Command setup_verify_rules(CLI::App& app) {
   sub->add_option("--instances", options->instances, "Small instances each rule is checked on")
       ->check(CLI::Range(1, 64))->capture_default_str();
   sub->add_option("--json", options->json, "Write the verdicts as JSON to FILE")->type_name("FILE");
+  sub->add_flag("--write", options->write,
+                "Record each rule's status and the axioms' sha256 in its file's proof line");
   sub->add_flag("--check-axioms", options->check_axioms,
                 "Check the operator axioms on small instances instead of rules");
   sub->add_option("--axioms", options->axioms, "Axioms file to prove from, or to check (default: rules/axioms.rules)")

@@ -11,7 +11,7 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 
 debian_packages=(
   build-essential cmake pkg-config python3 python3-pip
-  libprotobuf-dev protobuf-compiler libz3-dev libcli11-dev libspdlog-dev
+  libprotobuf-dev protobuf-compiler libz3-dev libssl-dev libcli11-dev libspdlog-dev
   nlohmann-json3-dev catch2 libonnx-testdata
 )
 # The Python onnx is the release the C++ library is built from (scripts/build_onnx.sh), so the

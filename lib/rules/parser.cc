@@ -119,10 +119,19 @@ class RuleParser {
     section_ = to;
   }
 
+  /// The `"sha256:<hex>"` after a proof status: the axioms it was found under.
+  std::string axioms_hash(const Expr& expr) const {
+    if (expr.kind != Expr::Kind::kString || expr.text.rfind("sha256:", 0) != 0) {
+      fail("a proof status may be followed only by the axioms' \"sha256:...\"");
+    }
+    return expr.text;
+  }
+
   void header_line(TokenStream& tokens) {
     if (section_ != Section::kHeader) fail("'" + tokens.peek().text + "' must come before 'source'");
     const std::string key = tokens.expect_ident("origin or proof");
     const std::string value = tokens.expect_ident("a value");
+    if (key == "proof" && !tokens.at_end()) rule_.proof_axioms = axioms_hash(tokens.expression());
     tokens.expect_end();
     if (key == "origin") {
       const auto origin = from_name(value, {Origin::kHand, Origin::kGenerated, Origin::kTaso, Origin::kAxiom});

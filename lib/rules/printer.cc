@@ -37,7 +37,8 @@ std::string print_rule(const Rule& rule) {
   for (const std::string& line : rule.comment) text += line.empty() ? "#\n" : "# " + line + "\n";
   text += "rule " + rule.name + "\n";
   text += std::string("  origin ") + to_string(rule.origin) + "\n";
-  text += std::string("  proof ") + to_string(rule.proof) + "\n";
+  text += std::string("  proof ") + to_string(rule.proof);
+  text += rule.proof_axioms.empty() ? "\n" : " \"" + rule.proof_axioms + "\"\n";
   text += "  source\n";
   for (const PatternNode& node : rule.source) text += node_line(node);
   for (const Expr& condition : rule.conditions) text += "  where " + to_string(condition) + "\n";

@@ -58,6 +58,9 @@ struct Rule {
   std::vector<std::string> comment;  ///< Comment lines above the rule, without the leading "# ".
   Origin origin = Origin::kHand;
   ProofStatus proof = ProofStatus::kUnverified;
+  /// "sha256:<hex>" of the axioms file `proof` was found under (`verify-rules --write`); empty
+  /// when none was recorded.
+  std::string proof_axioms;
   std::vector<PatternNode> source;
   std::vector<Expr> conditions;      ///< `where` lines; each must evaluate to a non-zero int.
   std::vector<ConstDef> constants;   ///< Target constants, defined before the target nodes.
