@@ -8,71 +8,10 @@
 #include "rules/shipped_rules.h"
 #include "verify/axiom_prover.h"
 #include "verify/verifier.h"
+#include "verify/wrong_rules.h"
 
 namespace graphsub {
 namespace {
-
-/// Rules that look right and are not: the axioms must derive none of them.
-const char* const kWrongRules = R"RULES(
-rule relu-over-add
-  source
-    s = Add(a, b)
-    z = Relu(s)
-  target
-    ra = Relu(a)
-    rb = Relu(b)
-    z2 = Add(ra, rb)
-  map z -> z2
-end
-
-rule transpose-of-product-unswapped
-  source
-    p = MatMul(a, b) [activation = "none"]
-    z = Transpose(p) [perm = [1, 0]]
-  target
-    ta = Transpose(a) [perm = [1, 0]]
-    tb = Transpose(b) [perm = [1, 0]]
-    z2 = MatMul(ta, tb)
-  map z -> z2
-end
-
-rule concat-swapped
-  source
-    z = Concat(a, b) [axis = ?ax]
-  target
-    z2 = Concat(b, a) [axis = ?ax]
-  map z -> z2
-end
-
-rule compose-permutation-wrong
-  source
-    y = Transpose(x) [perm = [1, 2, 0]]
-    z = Transpose(y) [perm = [1, 2, 0]]
-  target
-    z2 = Transpose(x) [perm = [1, 2, 0]]
-  map z -> z2
-end
-
-rule sub-commuted
-  source
-    z = Sub(a, b)
-  target
-    z2 = Sub(b, a)
-  map z -> z2
-end
-
-rule relu-conv-linear
-  source
-    s = Add(w1, w2)
-    z = Conv(x, s) [activation = "relu"]
-  where shape(w1) == shape(w2)
-  target
-    a = Conv(x, w1) [@z]
-    b = Conv(x, w2) [@z]
-    z2 = Add(a, b)
-  map z -> z2
-end
-)RULES";
 
 const verify::AxiomSet& shipped_axioms() {
   static const verify::AxiomSet axioms = verify::prepare_axioms(rules::shipped_axioms(), {});
@@ -90,7 +29,7 @@ const rules::Rule& shipped_rule(const std::vector<rules::Rule>& rules, const std
 }  // namespace
 
 TEST_CASE("the axioms derive no wrong rule", "[verify]") {
-  for (const rules::Rule& rule : rules::parse_rules(kWrongRules, "wrong.rules")) {
+  for (const rules::Rule& rule : rules::parse_rules(testing::kWrongRules, "wrong.rules")) {
     INFO(rule.name);
     const std::vector<verify::Instance> instances = verify::make_instances(rule, {});
     REQUIRE_FALSE(instances.empty());
