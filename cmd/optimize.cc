@@ -46,6 +46,8 @@ void add_search_options(CLI::App* sub, OptimizeOptions& options) {
   sub->add_option("--rules", options.request.rule_files,
                   "Rule file to search with, or TASO's binary rules (.pb) (repeatable; default: the shipped set)");
   sub->add_option("--disable-rule", options.request.disabled_rules, "Leave out the rule of this name (repeatable)");
+  sub->add_flag("--allow-unverified", options.request.allow_unverified,
+                "Search with rules not proved under the current axioms too (the report lists those used)");
   sub->add_option("--search", options.search_mode, "Search on each part: backtrack, sampling or exhaustive")
       ->capture_default_str()->check(CLI::IsMember({"backtrack", "sampling", "exhaustive"}));
   sub->add_option("--split-threshold", optimizer.split_threshold,

@@ -9,6 +9,9 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
+
+#include <spdlog/fmt/fmt.h>
 
 #include "cost/analytical_model.h"
 #include "cost/cached_model.h"
@@ -94,12 +97,25 @@ Json split_json(const search::SplitStats& split, std::size_t threshold) {
           {"seconds", {{"split", split.split_seconds}, {"parts", split.parts_seconds}, {"seams", split.seam_seconds}}}};
 }
 
+/// The rules of `steps` that are in `unverified`, each once, sorted.
+std::vector<std::string> unverified_used(const std::vector<search::AppliedStep>& steps,
+                                         const std::set<std::string>& unverified) {
+  std::set<std::string> used;
+  for (const search::AppliedStep& step : steps) {
+    if (unverified.count(step.rule)) used.insert(step.rule);
+  }
+  return {used.begin(), used.end()};
+}
+
 Json search_json(const search::OptimizeResult& optimized, const OptimizeRequest& request, std::size_t rule_count,
-                 bool measured) {
+                 bool measured, const std::set<std::string>& unverified) {
   const search::SearchResult& result = optimized.search;
   Json steps = Json::array();
-  for (const search::AppliedStep& step : result.steps) steps.push_back({{"rule", step.rule}, {"where", step.where}});
+  for (const search::AppliedStep& step : result.steps) {
+    steps.push_back({{"rule", step.rule}, {"where", step.where}, {"proved", unverified.count(step.rule) == 0}});
+  }
   return {{"rules", rule_count},
+          {"unverified_rules_used", unverified_used(result.steps, unverified)},
           {"mode", search::to_string(request.optimizer.mode)},
           {"cost_basis", measured ? "sum of measured operator times (misses estimated)" : "analytical estimate"},
           {"cost_before", cost_json(result.initial_cost)},
@@ -215,7 +231,11 @@ class Run {
     }
     logger("cli")->info("read {}: {} nodes ({} opaque)", request_.input, original_.node_count(),
                         import_stats_.opaque_nodes);
-    const std::vector<rules::Rule> rules = load_rules(request_);
+    const SearchRules searched = search_rules(request_);
+    const std::vector<rules::Rule>& rules = searched.rules;
+    for (const rules::Rule& rule : rules) {
+      if (!rules::proved_under_shipped_axioms(rule)) unverified_.insert(rule.name);
+    }
     const rewrite::Matcher matcher(rules);
     target_ = open_target(request_.target);
     logger("cli")->info("target {}: graphs ranked by {}", target_.spec.name,
@@ -228,9 +248,16 @@ class Run {
     logger("cli")->info("{} weight-only nodes computed before the search", original_.node_count() - folded.node_count());
     outcome_.report = {{"input", request_.input},          {"output", request_.output},
                        {"import", import_json(import_stats_)}, {"nodes_before", original_.node_count()},
-                       {"target", target_json(target_)}, {"dims", request_.check.dims}};
+                       {"target", target_json(target_)}, {"dims", request_.check.dims},
+                       {"rules", {{"searched", rules.size()},
+                                  {"allow_unverified", request_.allow_unverified},
+                                  {"unverified_left_out", searched.unverified_left_out}}}};
     const ir::Graph& written = target_.measurer ? search_measured(folded, matcher, rules.size())
                                                 : search_estimated(folded, matcher, rules.size());
+    const std::vector<std::string> used = unverified_used(optimized_.search.steps, unverified_);
+    if (&written != &original_ && !used.empty()) {
+      outcome_.summary += fmt::format("\nunverified rules used (--allow-unverified): {}", fmt::join(used, ", "));
+    }
     timer_.start();
     write(written);
     timer_.stop("export");
@@ -248,7 +275,7 @@ class Run {
     optimized_ = search::optimize(folded, matcher, model, request_.optimizer);
     timer_.stop("search");
     const search::SearchResult& result = optimized_.search;
-    outcome_.report["search"] = search_json(optimized_, request_, rules, false);
+    outcome_.report["search"] = search_json(optimized_, request_, rules, false, unverified_);
     outcome_.report["result"] = {{"written", !result.steps.empty() ? "optimized"
                                              : folded.node_count() == original_.node_count() ? "input"
                                                                                               : "folded input"},
@@ -278,7 +305,7 @@ class Run {
     }
     timer_.stop("guard");
     logger("cli")->info("{}", verdict.reason);
-    outcome_.report["search"] = search_json(optimized_, request_, rules, true);
+    outcome_.report["search"] = search_json(optimized_, request_, rules, true, unverified_);
     outcome_.report["measurement"] = measurement_json(measurer, stats, model);
     Json written = {{"written", !verdict.keep_candidate ? "input" : result.steps.empty() ? "folded input" : "optimized"},
                     {"reason", verdict.reason},
@@ -352,6 +379,7 @@ class Run {
   onnx_io::ImportStats import_stats_;
   ir::Graph original_;
   Target target_;
+  std::set<std::string> unverified_;  ///< Searched rules not proved (only with --allow-unverified).
   search::OptimizeResult optimized_;
   OptimizeOutcome outcome_;
 };
@@ -371,6 +399,31 @@ std::vector<rules::Rule> load_rules(const OptimizeRequest& request) {
                              }),
               rules.end());
   return rules;
+}
+
+SearchRules search_rules(const OptimizeRequest& request) {
+  SearchRules result;
+  std::vector<rules::Rule> loaded = load_rules(request);
+  const std::size_t count = loaded.size();
+  for (rules::Rule& rule : loaded) {
+    if (request.allow_unverified || rules::proved_under_shipped_axioms(rule)) {
+      result.rules.push_back(std::move(rule));
+    } else {
+      result.unverified_left_out.push_back(rule.name);
+    }
+  }
+  if (result.rules.empty() && count > 0) {
+    throw Error("none of the " + std::to_string(count) + " rules is proved under the current axioms (" +
+                rules::shipped_axioms_hash() + "); prove them with `graphsub verify-rules FILE --write`, " +
+                "or search with them anyway with --allow-unverified");
+  }
+  if (!result.unverified_left_out.empty()) {
+    const auto level = request.rule_files.empty() ? spdlog::level::info : spdlog::level::warn;
+    logger("cli")->log(level, "{} of {} rules left out, not proved under the current axioms (--allow-unverified "
+                       "searches with them): {}", result.unverified_left_out.size(), count,
+                       fmt::join(result.unverified_left_out, ", "));
+  }
+  return result;
 }
 
 OptimizeOutcome optimize_model(const OptimizeRequest& request) { return Run(request).go(); }

@@ -29,6 +29,8 @@ struct OptimizeRequest {
   std::string output;
   std::vector<std::string> rule_files;      ///< Empty: the shipped rules. A .pb file is TASO's format.
   std::vector<std::string> disabled_rules;  ///< Rule names left out.
+  /// Search with rules whose proof line is not `proved` under the shipped axioms too.
+  bool allow_unverified = false;
   search::OptimizerOptions optimizer;
   TargetOptions target;
   GuardOptions guard;
@@ -59,8 +61,18 @@ struct OptimizeOutcome {
 /// a failed --check removes the output and throws.
 OptimizeOutcome optimize_model(const OptimizeRequest& request);
 
-/// The rules to search with: the shipped set, or exactly the request's files, less the disabled
+/// The rules of the request: the shipped set, or exactly the request's files, less the disabled
 /// ones. Throws graphsub::Error for a disabled name no rule has.
 std::vector<rules::Rule> load_rules(const OptimizeRequest& request);
+
+/// The rules a search may use, and the names of those it may not.
+struct SearchRules {
+  std::vector<rules::Rule> rules;
+  std::vector<std::string> unverified_left_out;  ///< Not proved under the shipped axioms.
+};
+
+/// load_rules() less the rules not proved under the shipped axioms (rules::proved_under_shipped_axioms),
+/// unless `request.allow_unverified`. Throws graphsub::Error when that leaves no rule out of some.
+SearchRules search_rules(const OptimizeRequest& request);
 
 }  // namespace graphsub::pipeline

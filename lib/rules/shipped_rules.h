@@ -24,6 +24,14 @@ std::vector<Rule> default_rules();
 /// The operator axioms file (rules/axioms.rules), compiled in like the rule files.
 const ShippedRuleFile& shipped_axiom_file();
 
+/// "sha256:<hex>" of shipped_axiom_file()'s text, computed when the build is configured: the
+/// axioms a rule's recorded proof must name to count (`verify-rules --write` records it).
+const std::string& shipped_axioms_hash();
+
+/// Whether `rule`'s proof line says `proved` under the shipped axioms: what `optimize` searches
+/// with unless --allow-unverified.
+bool proved_under_shipped_axioms(const Rule& rule);
+
 /// The axioms of shipped_axiom_file(), parsed: what `verify-rules --check-axioms` checks.
 std::vector<Rule> shipped_axioms();
 

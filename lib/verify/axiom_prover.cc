@@ -2,6 +2,8 @@
 #include "verify/axiom_prover.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -11,6 +13,9 @@
 
 namespace graphsub::verify {
 namespace {
+
+/// Instances each axiom is drawn at, at least.
+constexpr int kAxiomInstances = 32;
 
 z3::expr all_of(z3::context& context, const std::vector<z3::expr>& terms) {
   z3::expr_vector vector(context);
@@ -91,7 +96,10 @@ std::vector<z3::expr> relevant(const std::vector<AxiomFormula>& formulas, const 
   for (bool grew = true; grew;) {
     grew = false;
     for (std::size_t i = 0; i < formulas.size(); ++i) {
-      if (taken[i] || !(subset(formulas[i].before, known) || subset(formulas[i].after, known))) continue;
+      // A side that is a bare tensor (x * 1 -> x) applies nothing, so it cannot start the axiom.
+      const bool by_before = !formulas[i].before.empty() && subset(formulas[i].before, known);
+      const bool by_after = !formulas[i].after.empty() && subset(formulas[i].after, known);
+      if (taken[i] || !(by_before || by_after)) continue;
       taken[i] = grew = true;
       known.insert(formulas[i].before.begin(), formulas[i].before.end());
       known.insert(formulas[i].after.begin(), formulas[i].after.end());
@@ -117,6 +125,9 @@ std::string derive(z3::context& context, const std::vector<z3::expr>& axioms, co
   for (const z3::expr& axiom : axioms) solver.add(axiom);
   for (const z3::expr& hypothesis : goal.hypotheses) solver.add(hypothesis);
   solver.add(!sides_equal(context, goal));
+  if (const char* dump = std::getenv("GRAPHSUB_SMT_DUMP")) {
+    std::ofstream(dump, std::ios::app) << solver.to_smt2() << "\n";
+  }
   switch (solver.check()) {
     case z3::unsat: return {};
     case z3::sat: return "the axioms do not derive it";
@@ -132,7 +143,11 @@ std::string derive(z3::context& context, const std::vector<z3::expr>& axioms, co
 AxiomSet prepare_axioms(std::vector<rules::Rule> axioms, const InstanceOptions& options) {
   AxiomSet set;
   set.axioms = std::move(axioms);
-  for (const rules::Rule& axiom : set.axioms) set.instances.push_back(make_instances(axiom, options));
+  // An axiom is stated only at the layouts (ranks, list lengths) its instances have, and a rule
+  // needs each axiom at its own layouts: more instances than a rule's check cover more of them.
+  InstanceOptions wide = options;
+  wide.count = std::max(options.count, kAxiomInstances);
+  for (const rules::Rule& axiom : set.axioms) set.instances.push_back(make_instances(axiom, wide));
   return set;
 }
 

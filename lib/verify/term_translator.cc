@@ -170,7 +170,32 @@ class Translation {
       const rules::AttrSetting* set = setting(node, name);
       if (set && set->value.kind != Expr::Kind::kVariable) attrs[name] = eval(set->value);
     }
+    if (attrs.count("activation")) restrict_activation(attrs.at("activation"));
+    canonical_axis(attrs, instance_.source, graph_node);
     return attrs;
+  }
+
+  /// A negative literal `axis` counts from the end of the node's first input (as every op with
+  /// an axis defines it), so -1 and rank - 1 name one function argument.
+  static void canonical_axis(std::map<std::string, SymValue>& attrs, const ir::Graph& graph, const ir::Node& node) {
+    const auto it = attrs.find("axis");
+    if (it == attrs.end() || it->second.items.size() != 1 || node.inputs.empty()) return;
+    z3::expr& axis = it->second.items[0];
+    if (!axis.is_numeral() || axis.get_numeral_int64() >= 0) return;
+    const ir::ValueId input = node.inputs[0];
+    if (input == ir::kNoValue) return;
+    const int64_t rank = static_cast<int64_t>(graph.value(input).type.shape.rank());
+    axis = axis.ctx().int_val(axis.get_numeral_int64() + rank);
+  }
+
+  /// An open fused activation is one of the four graphsub has (ops::Activation), so a rule
+  /// stated for any of them is proved by the case of each.
+  void restrict_activation(const SymValue& activation) {
+    const z3::expr& code = activation.items.at(0);
+    if (code.is_numeral()) return;
+    z3::expr any = context_.bool_val(false);
+    for (const char* name : {"none", "relu", "sigmoid", "tanh"}) any = any || code == t_.string_code(name);
+    scope_.equation.hypotheses.push_back(any);
   }
 
   SymValue bind_variable(const std::string& name, const ir::AttrValue& value) {
@@ -193,7 +218,7 @@ class Translation {
       if (op == ir::OpKind::kSplit && name == "split") continue;
       layout += name + (value.kind == Kind::kReal ? ":r" : ":i") + std::to_string(value.items.size()) + ",";
       for (const z3::expr& item : value.items) {
-        args.push_back(item);
+        args.push_back(item.simplify());  // 2 * g and g + g: one argument.
         domain.push_back(item.get_sort());
       }
     }
@@ -275,6 +300,7 @@ class Translation {
         attrs[name] = attr_value(value, "", false);
       }
     }
+    canonical_axis(attrs, instance_.target, graph_node);
     return attrs;
   }
 
