@@ -234,6 +234,7 @@ EvalResult call(const Expr& expr, const EvalContext& context) {
     return success(int64_t{context.is_weight && context.is_weight(id)});
   }
   if (expr.kind == Expr::Kind::kValue) return uniform_value(expr.text, *value);
+  if (expr.kind == Expr::Kind::kDtype) return success(static_cast<int64_t>(value->type.dtype));
   const ir::Shape& shape = value->type.shape;
   if (!shape.rank_known) return failure("the rank of '" + expr.text + "' is unknown");
   if (expr.kind == Expr::Kind::kRank) return success(static_cast<int64_t>(shape.rank()));
@@ -324,7 +325,8 @@ EvalResult evaluate(const Expr& expr, const EvalContext& context) {
     case Expr::Kind::kRank:
     case Expr::Kind::kWeight:
     case Expr::Kind::kValue:
-    case Expr::Kind::kSize: return call(expr, context);
+    case Expr::Kind::kSize:
+    case Expr::Kind::kDtype: return call(expr, context);
     case Expr::Kind::kSizes: return list_sizes(expr, context);
     case Expr::Kind::kIndex:
       if (expr.operands.at(0).kind == Expr::Kind::kShape) return shape_dim(expr, context);

@@ -161,6 +161,7 @@ const char* call_name(Expr::Kind kind) {
     case Expr::Kind::kRank: return "rank";
     case Expr::Kind::kValue: return "value";
     case Expr::Kind::kSize: return "size";
+    case Expr::Kind::kDtype: return "dtype";
     default: return "weight";
   }
 }
@@ -184,6 +185,7 @@ std::string to_string(const Expr& expr) {
     case Expr::Kind::kWeight:
     case Expr::Kind::kValue:
     case Expr::Kind::kSize:
+    case Expr::Kind::kDtype:
       return std::string(call_name(expr.kind)) + "(" + expr.text + ")";
     case Expr::Kind::kSizes:
       return "sizes(" + expr.text + ", " + to_string(expr.operands[0]) + ")";

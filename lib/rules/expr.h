@@ -21,6 +21,7 @@ struct Expr {
     kWeight,    ///< weight(text): 1 when the bound value is constant-computable, else 0
     kValue,     ///< value(text): the one number every element of a bound weight holds
     kSize,      ///< size(text): the number of elements of a bound value
+    kDtype,     ///< dtype(text): the element type of a bound value, as ONNX numbers it (float: 1)
     kSizes,     ///< sizes(text, operands[0]): each dim at an axis of a bound value list
     kIndex,     ///< operands[0][operands[1]]
     kNegate,    ///< -operands[0]

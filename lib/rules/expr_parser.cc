@@ -20,7 +20,8 @@ Expr::Kind function_kind(const std::string& name, const std::string& where) {
   if (name == "value") return Expr::Kind::kValue;
   if (name == "size") return Expr::Kind::kSize;
   if (name == "sizes") return Expr::Kind::kSizes;
-  throw Error(where + ": unknown function '" + name + "' (expected shape, rank, weight, value, size or sizes)");
+  if (name == "dtype") return Expr::Kind::kDtype;
+  throw Error(where + ": unknown function '" + name + "' (expected shape, rank, weight, value, size, sizes or dtype)");
 }
 
 std::string describe(const Token& token) {

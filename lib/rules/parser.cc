@@ -56,6 +56,7 @@ void collect_names(const Expr& expr, std::vector<std::string>& variables, std::v
     case Expr::Kind::kWeight:
     case Expr::Kind::kValue:
     case Expr::Kind::kSize:
+    case Expr::Kind::kDtype:
     case Expr::Kind::kSizes:
       values.push_back(expr.text);
       break;

@@ -2,8 +2,10 @@
 #include "verify/axiom_prover.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -141,7 +143,9 @@ std::string derive(z3::context& context, const std::vector<z3::expr>& axioms, co
 }  // namespace
 
 AxiomSet prepare_axioms(std::vector<rules::Rule> axioms, const InstanceOptions& options) {
+  static std::atomic<uint64_t> sets{0};
   AxiomSet set;
+  set.id = ++sets;
   set.axioms = std::move(axioms);
   // An axiom is stated only at the layouts (ranks, list lengths) its instances have, and a rule
   // needs each axiom at its own layouts: more instances than a rule's check cover more of them.
@@ -151,11 +155,32 @@ AxiomSet prepare_axioms(std::vector<rules::Rule> axioms, const InstanceOptions& 
   return set;
 }
 
+namespace {
+
+/// A thread's Z3 context with the axioms translated into it once: every rule the thread proves
+/// reuses them (each query gets its own solver, so nothing asserted leaks between rules).
+struct Prover {
+  explicit Prover(const AxiomSet& set) : id(set.id), translator(context), formulas(axiom_formulas(translator, set)) {}
+  uint64_t id;
+  z3::context context;
+  TermTranslator translator;
+  std::vector<AxiomFormula> formulas;
+};
+
+Prover& prover_for(const AxiomSet& axioms) {
+  thread_local std::unique_ptr<Prover> prover;
+  if (!prover || prover->id != axioms.id) prover = std::make_unique<Prover>(axioms);
+  return *prover;
+}
+
+}  // namespace
+
 AxiomResult prove_from_axioms(const rules::Rule& rule, const std::vector<Instance>& instances,
                               const AxiomSet& axioms, unsigned timeout_ms) {
-  z3::context context;
-  TermTranslator translator(context);
-  const std::vector<AxiomFormula> formulas = axiom_formulas(translator, axioms);
+  Prover& prover = prover_for(axioms);
+  z3::context& context = prover.context;
+  TermTranslator& translator = prover.translator;
+  const std::vector<AxiomFormula>& formulas = prover.formulas;
   std::set<std::string> layouts;
   for (const Instance& instance : instances) {
     Equation goal;

@@ -1,6 +1,7 @@
 // The axiom path: a rule derived by Z3 from the operator axioms, over uninterpreted tensors.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@ namespace graphsub::verify {
 struct AxiomSet {
   std::vector<rules::Rule> axioms;
   std::vector<std::vector<Instance>> instances;  ///< Per axiom: the layouts it is stated at.
+  uint64_t id = 0;  ///< Distinct per prepare_axioms call: names the set in the provers' caches.
   AxiomSet() = default;
   AxiomSet(const AxiomSet&) = delete;
   AxiomSet& operator=(const AxiomSet&) = delete;

@@ -232,6 +232,8 @@ class Translation {
     for (std::size_t k = 0; k < outputs; ++k) {
       results.push_back(t_.function(layout + ")#" + std::to_string(k), domain)(arguments));
     }
+    // What a Cast makes is of the type it names.
+    if (op == ir::OpKind::kCast) scope_.equation.hypotheses.push_back(t_.dtype()(results[0]) == attrs.at("to").items.at(0));
     return results;
   }
 
@@ -347,6 +349,7 @@ class Translation {
           const z3::expr index = context_.int_val(static_cast<int64_t>(axis));
           scope_.equation.hypotheses.push_back(t_.dim()(before[i], index) == t_.dim()(after[i], index));
         }
+        scope_.equation.hypotheses.push_back(t_.dtype()(before[i]) == t_.dtype()(after[i]));
       }
     }
   }
@@ -381,6 +384,7 @@ class Translation {
       case Expr::Kind::kWeight: return scalar(t_.weight()(scope_.terms.at(expr.text)), Kind::kInt);
       case Expr::Kind::kValue: return scalar(t_.value()(scope_.terms.at(expr.text)), Kind::kReal);
       case Expr::Kind::kSize: return size_of(expr.text);
+      case Expr::Kind::kDtype: return scalar(t_.dtype()(scope_.terms.at(expr.text)), Kind::kInt);
       case Expr::Kind::kSizes: return sizes_of(expr);
       case Expr::Kind::kIndex: return index(eval(expr.operands[0]), eval(expr.operands[1]));
       case Expr::Kind::kNegate: return map_items(eval(expr.operands[0]), [](const z3::expr& x) { return -x; });
@@ -531,7 +535,8 @@ TermTranslator::TermTranslator(z3::context& context)
       tensor_(context.uninterpreted_sort("Tensor")),
       dim_(context.function("dim", tensor_, context.int_sort(), context.int_sort())),
       value_(context.function("value", tensor_, context.real_sort())),
-      weight_(context.function("weight", tensor_, context.int_sort())) {}
+      weight_(context.function("weight", tensor_, context.int_sort())),
+      dtype_(context.function("dtype", tensor_, context.int_sort())) {}
 
 Equation TermTranslator::translate(const rules::Rule& rule, const Instance& instance) {
   return Translation(*this, rule, instance).run();

@@ -29,7 +29,8 @@ struct Equation {
 /// `shape(x)[i]` is `dim(x, i)`, an uninterpreted Int function. Split's `split` sizes are left
 /// out of its function, as TASO's verifier leaves sizes out: the bounded check covers them.
 /// A rule's equation also assumes what the rewriter checks before applying it: each mapped pair
-/// has equal dims.
+/// has equal dims and element types (`dtype(x)`, an uninterpreted Int function; a Cast's result
+/// has the type it names).
 class TermTranslator {
  public:
   explicit TermTranslator(z3::context& context);
@@ -47,6 +48,8 @@ class TermTranslator {
   z3::func_decl value() const { return value_; }
   /// `weight(x)`: an uninterpreted Int function of a tensor (non-zero for a weight).
   z3::func_decl weight() const { return weight_; }
+  /// `dtype(x)`: a tensor's element type, numbered as ONNX does.
+  z3::func_decl dtype() const { return dtype_; }
   /// The fixed code of a string attribute value ("relu" is the same number in every equation).
   int string_code(const std::string& text);
 
@@ -56,6 +59,7 @@ class TermTranslator {
   z3::func_decl dim_;
   z3::func_decl value_;
   z3::func_decl weight_;
+  z3::func_decl dtype_;
   std::map<std::string, z3::func_decl> functions_;
   std::map<std::string, int> strings_;
 };
