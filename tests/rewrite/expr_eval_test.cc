@@ -72,6 +72,9 @@ TEST_CASE("values and variables of the match") {
   CHECK(b.text("shape(x)[-1]") == "4");
   CHECK(b.text("rank(x)") == "3");
   CHECK(b.text("rank(n)") == "2");
+  CHECK(b.text("dtype(x)") == "1");  // ONNX's number for float32, as Cast's `to` says it.
+  CHECK(b.text("dtype(k)") == "7");
+  CHECK(b.text("dtype(n) == 1") == "1");
   CHECK(b.text("weight(w)") == "1");
   CHECK(b.text("weight(x)") == "0");
   CHECK(b.text("?s") == "[2, 2]");

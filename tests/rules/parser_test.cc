@@ -172,7 +172,7 @@ TEST_CASE("errors name the file and line", "[rules]") {
   CHECK(error_of(head + "    y = Relu(x)\n  where ?\n") == "t.rules:4: '?' must start a variable name");
   CHECK(error_of(head + "    y = Relu(x)\n  where \"open\n") == "t.rules:4: unterminated string");
   CHECK(error_of(head + "    y = Relu(x)\n  where length(x) == 1\n") ==
-        "t.rules:4: unknown function 'length' (expected shape, rank, weight, value, size or sizes)");
+        "t.rules:4: unknown function 'length' (expected shape, rank, weight, value, size, sizes or dtype)");
   CHECK(error_of(head + "    y = Relu(x)\n  target\n    x = Relu(y)\n") ==
         "t.rules:5: target reads 'y', which is neither a pattern input nor defined earlier in the target");
   CHECK(error_of(head + "    y = Relu(x)\n  target\n    x = Relu(x)\n") ==

@@ -36,6 +36,7 @@ rule merge-matmuls
     c = Conv(x, w1) [strides = ?s, kernel_shape = ?k, pads = ?k / 2 ++ ?k / 2]
   where shape(w1)[0] == shape(w2)[0]
   where weight(w1)
+  where dtype(x) == 1
   where -rank(x) + 2 * (3 - 1) < -(1) / (2 + ?s[0])
   target
     const scale = [1.5, -2, 0.029999999999999999, 1e+20, -0.0, "text \"quoted\""]

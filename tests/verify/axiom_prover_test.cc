@@ -44,7 +44,11 @@ TEST_CASE("the axioms derive shipped rules of every family, and verify_rules the
   std::vector<rules::Rule> chosen;
   for (const char* name : {"fuse-conv-relu", "merge-convs", "split-conv-of-concats", "associate-add-left",
                            "distribute-mul-over-add", "compose-transposes-rank3", "enlarge-conv-1x1-to-3x3",
-                           "average-pool-to-depthwise-conv", "eliminate-mul-by-one", "push-relu-into-concat"}) {
+                           "average-pool-to-depthwise-conv", "eliminate-mul-by-one", "push-relu-into-concat",
+                           // An open fused activation (each of the four), a negative axis, 2 * g,
+                           // an element type, and TASO's concat of a split.
+                           "pull-transposes-out-of-matmul", "merge-matmuls", "concat-grouped-convs-of-one-input",
+                           "eliminate-identity-cast", "eliminate-concat-of-split"}) {
     chosen.push_back(shipped_rule(shipped, name));
   }
   verify::VerifyOptions options;
