@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <sstream>
 #include <thread>
@@ -145,8 +146,21 @@ void run_verify_rules(const VerifyRulesOptions& options) {
   }
   const std::vector<verify::RuleVerdict> verdicts = verify::verify_rules(rules, verify);
   print_table(verdicts, axioms);
+  std::optional<verify::ConsistencyResult> consistency;
+  if (axioms) {
+    // The set as a whole: each axiom holding on its instances does not rule out a contradiction.
+    consistency = verify::check_consistency(verify::prepare_axioms(rules, verify.bounded.instances),
+                                            static_cast<unsigned>(options.timeout_s * 1000));
+    std::printf("axiom set: %s\n", consistency->detail.c_str());
+  }
   if (!options.json.empty()) {
     nlohmann::json json = verdicts_json(verdicts, axioms);
+    if (consistency) {
+      json["consistency"] = {{"status", consistency->verdict == verify::Consistency::kConsistent      ? "consistent"
+                                        : consistency->verdict == verify::Consistency::kContradictory ? "contradictory"
+                                                                                                      : "unknown"},
+                             {"detail", consistency->detail}};
+    }
     json["axioms"] = {{"file", options.axioms.empty() ? rules::shipped_axiom_file().path : options.axioms},
                       {"sha256", hash.substr(7)},
                       {"count", axioms ? rules.size() : axiom_set.axioms.size()}};
@@ -158,6 +172,9 @@ void run_verify_rules(const VerifyRulesOptions& options) {
                   : verdict.status == rules::ProofStatus::kRefuted;
   });
   if (failed > 0) throw Error(std::to_string(failed) + (axioms ? " axiom(s) do not hold" : " rule(s) refuted"));
+  if (consistency && consistency->verdict == verify::Consistency::kContradictory) {
+    throw Error("the axioms contradict each other");
+  }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -50,13 +51,14 @@ void functions_in(const z3::expr& term, std::set<std::string>& names) {
 
 /// One axiom at one layout: its formula and the functions each side applies.
 struct AxiomFormula {
+  std::string axiom;  ///< Its name.
   z3::expr formula;
   std::set<std::string> before;
   std::set<std::string> after;
 };
 
-AxiomFormula formula_of(z3::context& context, const Equation& equation) {
-  AxiomFormula result{quantified(context, equation), {}, {}};
+AxiomFormula formula_of(z3::context& context, const std::string& name, const Equation& equation) {
+  AxiomFormula result{name, quantified(context, equation), {}, {}};
   for (const auto& [before, after] : equation.sides) {
     functions_in(before, result.before);
     functions_in(after, result.after);
@@ -71,7 +73,7 @@ std::vector<AxiomFormula> axiom_formulas(TermTranslator& translator, const Axiom
   for (std::size_t a = 0; a < axioms.axioms.size(); ++a) {
     for (const Instance& instance : axioms.instances[a]) {
       try {
-        AxiomFormula formula = formula_of(translator.context(), translator.translate(axioms.axioms[a], instance));
+        AxiomFormula formula = formula_of(translator.context(), axioms.axioms[a].name, translator.translate(axioms.axioms[a], instance));
         if (seen.insert(formula.formula.to_string()).second) formulas.push_back(std::move(formula));
       } catch (const NoSemantics&) {
         continue;  // An axiom the translation cannot state at this layout proves nothing there.
@@ -174,6 +176,52 @@ Prover& prover_for(const AxiomSet& axioms) {
 }
 
 }  // namespace
+
+ConsistencyResult check_consistency(const AxiomSet& axioms, unsigned timeout_ms) {
+  z3::context context;
+  TermTranslator translator(context);
+  const std::vector<AxiomFormula> formulas = axiom_formulas(translator, axioms);
+  z3::solver solver(context);
+  z3::params params(context);
+  params.set("timeout", timeout_ms);
+  params.set("smt.mbqi", true);
+  solver.set(params);
+  // Each formula behind an indicator, so an unsat core names the axioms that contradict.
+  std::map<std::string, std::string> indicators;
+  for (std::size_t i = 0; i < formulas.size(); ++i) {
+    const std::string indicator = "axiom!" + std::to_string(i);
+    solver.add(formulas[i].formula, indicator.c_str());
+    indicators.emplace(indicator, formulas[i].axiom);
+  }
+  const z3::expr a = context.constant("a", translator.tensor_sort());
+  const z3::expr b = context.constant("b", translator.tensor_sort());
+  solver.add(a != b);
+  if (const char* dump = std::getenv("GRAPHSUB_SMT_DUMP")) {
+    std::ofstream(dump, std::ios::app) << solver.to_smt2() << "\n";
+  }
+  if (const char* dump = std::getenv("GRAPHSUB_SMT_DUMP")) {
+    std::ofstream(dump, std::ios::app) << solver.to_smt2() << "\n";
+  }
+  const std::string stated = std::to_string(formulas.size()) + " axiom formulas (every axiom at its layouts)";
+  switch (solver.check()) {
+    case z3::sat: return {Consistency::kConsistent, "Z3 found a model of the " + stated + " with two different tensors"};
+    case z3::unsat: {
+      std::set<std::string> names;
+      const z3::expr_vector core = solver.unsat_core();
+      for (unsigned i = 0; i < core.size(); ++i) {
+        const auto it = indicators.find(core[i].to_string());
+        if (it != indicators.end()) names.insert(it->second);
+      }
+      std::string list;
+      for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
+      return {Consistency::kContradictory, "the " + stated + " contradict each other (they equate every two "
+                                           "tensors); the contradiction uses " + list};
+    }
+    case z3::unknown: break;
+  }
+  return {Consistency::kUnknown, "Z3 could not decide whether the " + stated + " are consistent (" +
+                                     solver.reason_unknown() + ")"};
+}
 
 AxiomResult prove_from_axioms(const rules::Rule& rule, const std::vector<Instance>& instances,
                               const AxiomSet& axioms, unsigned timeout_ms) {

@@ -39,4 +39,18 @@ struct AxiomResult {
 AxiomResult prove_from_axioms(const rules::Rule& rule, const std::vector<Instance>& instances,
                               const AxiomSet& axioms, unsigned timeout_ms);
 
+/// Whether the axioms, all together, contradict each other.
+enum class Consistency { kConsistent, kContradictory, kUnknown };
+
+struct ConsistencyResult {
+  Consistency verdict = Consistency::kUnknown;
+  std::string detail;
+};
+
+/// Checks the whole axiom set at every layout it is stated at, together with two tensors that
+/// differ: a model (Z3 with model-based instantiation) means no contradiction, since an
+/// inconsistent set would equate every two tensors; unsat means the axioms contradict each
+/// other. Bounded by `timeout_ms`.
+ConsistencyResult check_consistency(const AxiomSet& axioms, unsigned timeout_ms);
+
 }  // namespace graphsub::verify

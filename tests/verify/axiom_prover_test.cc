@@ -62,3 +62,45 @@ TEST_CASE("the axioms derive shipped rules of every family, and verify_rules the
 }
 
 }  // namespace graphsub
+
+namespace graphsub {
+
+TEST_CASE("an axiom set that equates every two tensors is found contradictory, naming its axioms", "[verify]") {
+  // Each alone is merely wrong; together they make x = x + y = y for every x and y.
+  const char* contradictory = R"AXIOMS(
+rule sum-is-left
+  origin axiom
+  source
+    r = Add(x, y)
+  target
+  map r -> x
+end
+rule sum-is-right
+  origin axiom
+  source
+    r = Add(x, y)
+  target
+  map r -> y
+end
+)AXIOMS";
+  const verify::AxiomSet bad = verify::prepare_axioms(rules::parse_rules(contradictory, "bad.rules"), {});
+  const verify::ConsistencyResult result = verify::check_consistency(bad, 10000);
+  INFO(result.detail);
+  CHECK(result.verdict == verify::Consistency::kContradictory);
+  CHECK(result.detail.find("sum-is-left") != std::string::npos);
+  CHECK(result.detail.find("sum-is-right") != std::string::npos);
+  const char* fine = R"AXIOMS(
+rule add-commutative
+  origin axiom
+  source
+    r = Add(x, y)
+  target
+    r2 = Add(y, x)
+  map r -> r2
+end
+)AXIOMS";
+  const verify::AxiomSet good = verify::prepare_axioms(rules::parse_rules(fine, "good.rules"), {});
+  CHECK(verify::check_consistency(good, 10000).verdict == verify::Consistency::kConsistent);
+}
+
+}  // namespace graphsub
