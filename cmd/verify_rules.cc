@@ -29,7 +29,7 @@ namespace {
 struct VerifyRulesOptions {
   std::vector<std::string> files;  ///< Empty: the shipped rules.
   double timeout_s = 10;
-  double axiom_timeout_s = 0.5;
+  double axiom_timeout_s = 2;
   int jobs = 0;                    ///< 0: one per hardware thread.
   int instances = 6;
   std::string json;

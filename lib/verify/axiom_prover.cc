@@ -42,10 +42,14 @@ z3::expr quantified(z3::context& context, const Equation& equation) {
   return z3::forall(bound, body);
 }
 
-/// The functions (ops at a layout) a term applies, by name.
+/// The functions (ops at a layout) a term applies, by name: those that make tensors, not dim(),
+/// value() and the like, which only describe them.
 void functions_in(const z3::expr& term, std::set<std::string>& names) {
   if (!term.is_app()) return;
-  if (term.num_args() > 0 && term.decl().decl_kind() == Z3_OP_UNINTERPRETED) names.insert(term.decl().name().str());
+  if (term.num_args() > 0 && term.decl().decl_kind() == Z3_OP_UNINTERPRETED &&
+      term.get_sort().sort_kind() == Z3_UNINTERPRETED_SORT) {
+    names.insert(term.decl().name().str());
+  }
   for (unsigned i = 0; i < term.num_args(); ++i) functions_in(term.arg(i), names);
 }
 
@@ -83,6 +87,10 @@ std::vector<AxiomFormula> axiom_formulas(TermTranslator& translator, const Axiom
   return formulas;
 }
 
+bool meets(const std::set<std::string>& some, const std::set<std::string>& known) {
+  return std::any_of(some.begin(), some.end(), [&](const std::string& name) { return known.count(name) != 0; });
+}
+
 bool subset(const std::set<std::string>& part, const std::set<std::string>& whole) {
   return std::includes(whole.begin(), whole.end(), part.begin(), part.end());
 }
@@ -90,8 +98,8 @@ bool subset(const std::set<std::string>& part, const std::set<std::string>& whol
 /// The axioms that can take part in deriving `goal`: starting from the functions the goal
 /// applies, an axiom joins when one side applies only functions known so far, and then brings
 /// the other side's. Fewer axioms keep E-matching from spending its time on the irrelevant ones.
-std::vector<z3::expr> relevant(const std::vector<AxiomFormula>& formulas, const Equation& goal) {
-  std::set<std::string> known;
+std::vector<z3::expr> relevant(const std::vector<AxiomFormula>& formulas, const Equation& goal,
+                               std::set<std::string>& known) {
   for (const auto& [before, after] : goal.sides) {
     functions_in(before, known);
     functions_in(after, known);
@@ -100,9 +108,12 @@ std::vector<z3::expr> relevant(const std::vector<AxiomFormula>& formulas, const 
   for (bool grew = true; grew;) {
     grew = false;
     for (std::size_t i = 0; i < formulas.size(); ++i) {
-      // A side that is a bare tensor (x * 1 -> x) applies nothing, so it cannot start the axiom.
-      const bool by_before = !formulas[i].before.empty() && subset(formulas[i].before, known);
-      const bool by_after = !formulas[i].after.empty() && subset(formulas[i].after, known);
+      // A side that is a bare tensor (x * 1 -> x) applies nothing, so it cannot start the axiom;
+      // the other side then can once any of its functions is known (concat(split(x)) -> x
+      // fires on the split alone).
+      const AxiomFormula& f = formulas[i];
+      const bool by_before = !f.before.empty() && (subset(f.before, known) || (f.after.empty() && meets(f.before, known)));
+      const bool by_after = !f.after.empty() && (subset(f.after, known) || (f.before.empty() && meets(f.after, known)));
       if (taken[i] || !(by_before || by_after)) continue;
       taken[i] = grew = true;
       known.insert(formulas[i].before.begin(), formulas[i].before.end());
@@ -193,6 +204,12 @@ ConsistencyResult check_consistency(const AxiomSet& axioms, unsigned timeout_ms)
     solver.add(formulas[i].formula, indicator.c_str());
     indicators.emplace(indicator, formulas[i].axiom);
   }
+  std::set<std::string> functions;
+  for (const AxiomFormula& formula : formulas) {
+    functions.insert(formula.before.begin(), formula.before.end());
+    functions.insert(formula.after.begin(), formula.after.end());
+  }
+  for (const z3::expr& fact : translator.dim_facts(functions)) solver.add(fact);
   const z3::expr a = context.constant("a", translator.tensor_sort());
   const z3::expr b = context.constant("b", translator.tensor_sort());
   solver.add(a != b);
@@ -238,7 +255,10 @@ AxiomResult prove_from_axioms(const rules::Rule& rule, const std::vector<Instanc
       return {false, e.what()};
     }
     if (!layouts.insert(sides_equal(context, goal).to_string()).second) continue;
-    const std::string failure = derive(context, relevant(formulas, goal), goal, timeout_ms);
+    std::set<std::string> functions;
+    std::vector<z3::expr> given = relevant(formulas, goal, functions);
+    for (const z3::expr& fact : translator.dim_facts(functions)) given.push_back(fact);
+    const std::string failure = derive(context, given, goal, timeout_ms);
     if (!failure.empty()) return {false, failure + " (on " + instance.description + ")"};
   }
   if (layouts.empty()) return {false, "no instance to state it at"};

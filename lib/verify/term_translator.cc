@@ -34,6 +34,11 @@ struct Scope {
   Equation equation;
 };
 
+/// Ops of one tensor whose result has the input's dims (element-wise functions).
+const std::set<std::string> kShapeKeepingOps = {"Abs",  "Ceil", "Erf",  "Exp",     "Floor",      "Identity",
+                                                "Log",  "Neg",  "Relu", "Sigmoid", "Reciprocal", "Sign",
+                                                "Sqrt", "Tanh", "Softplus"};
+
 [[noreturn]] void unsupported(const std::string& what) { throw NoSemantics("axiom path: " + what); }
 
 /// The translation of one rule at one instance.
@@ -176,16 +181,22 @@ class Translation {
   }
 
   /// A negative literal `axis` counts from the end of the node's first input (as every op with
-  /// an axis defines it), so -1 and rank - 1 name one function argument.
-  static void canonical_axis(std::map<std::string, SymValue>& attrs, const ir::Graph& graph, const ir::Node& node) {
+  /// an axis defines it), so -1 and rank - 1 name one function argument; an open axis is one of
+  /// 0 .. rank - 1 (import makes axes non-negative), so a case split can reach dims at numbers.
+  void canonical_axis(std::map<std::string, SymValue>& attrs, const ir::Graph& graph, const ir::Node& node) {
     const auto it = attrs.find("axis");
     if (it == attrs.end() || it->second.items.size() != 1 || node.inputs.empty()) return;
-    z3::expr& axis = it->second.items[0];
-    if (!axis.is_numeral() || axis.get_numeral_int64() >= 0) return;
     const ir::ValueId input = node.inputs[0];
     if (input == ir::kNoValue) return;
     const int64_t rank = static_cast<int64_t>(graph.value(input).type.shape.rank());
-    axis = axis.ctx().int_val(axis.get_numeral_int64() + rank);
+    z3::expr& axis = it->second.items[0];
+    if (!axis.is_numeral()) {
+      z3::expr any = context_.bool_val(false);
+      for (int64_t i = 0; i < rank; ++i) any = any || axis == context_.int_val(i);
+      scope_.equation.hypotheses.push_back(any);
+      return;
+    }
+    if (axis.get_numeral_int64() < 0) axis = context_.int_val(axis.get_numeral_int64() + rank);
   }
 
   /// An open fused activation is one of the four graphsub has (ops::Activation), so a rule
@@ -215,7 +226,6 @@ class Translation {
     std::vector<z3::expr> args;
     std::vector<z3::sort> domain;
     for (const auto& [name, value] : attrs) {
-      if (op == ir::OpKind::kSplit && name == "split") continue;
       layout += name + (value.kind == Kind::kReal ? ":r" : ":i") + std::to_string(value.items.size()) + ",";
       for (const z3::expr& item : value.items) {
         args.push_back(item.simplify());  // 2 * g and g + g: one argument.
@@ -261,8 +271,16 @@ class Translation {
     }
     std::size_t total = 0;
     for (std::size_t count : counts) total += count;
-    define_outputs(node.outputs, apply_node(node.op, attrs, terms_of(node.inputs), total), counts);
+    const std::vector<z3::expr> inputs = terms_of(node.inputs);
+    define_outputs(node.outputs, apply_node(node.op, attrs, inputs, total), counts);
     for (const std::string& output : node.outputs) scope_.source_attrs[output] = attrs;
+    // The source is a valid graph: a split's sizes add up to its input's extent along the axis.
+    // (Only here: a target split's sizes are the rule's to get right.)
+    if (node.op == ir::OpKind::kSplit && attrs.count("split") && attrs.count("axis") && inputs.size() == 1) {
+      z3::expr sum = context_.int_val(0);
+      for (const z3::expr& size : attrs.at("split").items) sum = sum + size;
+      scope_.equation.hypotheses.push_back(sum == t_.dim()(inputs[0], attrs.at("axis").items.at(0)));
+    }
   }
 
   void add_constant(const rules::ConstDef& constant) {
@@ -386,7 +404,7 @@ class Translation {
       case Expr::Kind::kSize: return size_of(expr.text);
       case Expr::Kind::kDtype: return scalar(t_.dtype()(scope_.terms.at(expr.text)), Kind::kInt);
       case Expr::Kind::kSizes: return sizes_of(expr);
-      case Expr::Kind::kIndex: return index(eval(expr.operands[0]), eval(expr.operands[1]));
+      case Expr::Kind::kIndex: return indexed(expr);
       case Expr::Kind::kNegate: return map_items(eval(expr.operands[0]), [](const z3::expr& x) { return -x; });
       case Expr::Kind::kBinary: return binary(expr.text, eval(expr.operands[0]), eval(expr.operands[1]));
     }
@@ -433,6 +451,17 @@ class Translation {
       result.items.push_back(t_.dim()(terms[i], at));
     }
     return result;
+  }
+
+  /// `e[i]`; `shape(x)[i]` at a symbolic i is dim(x, i) itself (an axis variable is canonical,
+  /// non-negative), not a choice among the dims, so E-matching can use it in a pattern.
+  SymValue indexed(const Expr& expr) {
+    const SymValue position = eval(expr.operands[1]);
+    const Expr& list = expr.operands[0];
+    if (list.kind == Expr::Kind::kShape && !position.items.at(0).is_numeral()) {
+      return scalar(t_.dim()(scope_.terms.at(list.text), position.items[0]), Kind::kInt);
+    }
+    return index(eval(list), position);
   }
 
   SymValue index(const SymValue& list, const SymValue& position) {
@@ -550,6 +579,48 @@ z3::func_decl TermTranslator::function(const std::string& name, const std::vecto
   z3::func_decl declared = context_.function(name.c_str(), sorts, tensor_);
   functions_.emplace(name, declared);
   return declared;
+}
+
+std::vector<z3::expr> TermTranslator::dim_facts(const std::set<std::string>& names) {
+  std::vector<z3::expr> facts;
+  for (const auto& [name, function] : functions_) {
+    if (!names.count(name)) continue;
+    const bool split = name.rfind("Split/1(axis:i1,split:i", 0) == 0;
+    const bool concat = name.rfind("Concat/", 0) == 0 && name.find("(axis:i1,)#0") != std::string::npos;
+    const bool unary = name.find("/1()#0") != std::string::npos &&
+                       kShapeKeepingOps.count(name.substr(0, name.find('/')));
+    if (unary) {
+      // An element-wise function of one tensor keeps its dims.
+      const z3::expr x = context_.constant("d!x", tensor_);
+      const z3::expr i = context_.int_const("d!i");
+      facts.push_back(z3::forall(x, i, dim_(function(x), i) == dim_(x, i)));
+      continue;
+    }
+    if (!split && !concat) continue;
+    z3::expr_vector bound(context_);
+    std::vector<z3::expr> args;
+    for (unsigned i = 0; i < function.arity(); ++i) {
+      args.push_back(context_.constant(("d!" + std::to_string(i)).c_str(), function.domain(i)));
+      bound.push_back(args.back());
+    }
+    z3::expr_vector arguments(context_);
+    for (const z3::expr& arg : args) arguments.push_back(arg);
+    const z3::expr result = function(arguments);
+    const z3::expr& axis = args.front();
+    z3::expr fact = context_.bool_val(true);
+    if (split) {
+      // split#k's extent along the axis is the k-th size: arguments axis, sizes..., input.
+      const std::size_t k = std::stoul(name.substr(name.rfind('#') + 1));
+      fact = dim_(result, axis) == args.at(1 + k);
+    } else {
+      // A concatenation's extent along its axis is the sum of its inputs'.
+      z3::expr sum = context_.int_val(0);
+      for (std::size_t i = 1; i < args.size(); ++i) sum = sum + dim_(args[i], axis);
+      fact = dim_(result, axis) == sum;
+    }
+    facts.push_back(z3::forall(bound, fact));
+  }
+  return facts;
 }
 
 int TermTranslator::string_code(const std::string& text) {

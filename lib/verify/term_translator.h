@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,8 +27,8 @@ struct Equation {
 /// arguments are its attribute values (ints, reals, strings as fixed codes) and then its input
 /// tensors. An instance of the rule fixes only the ranks and list lengths: every attribute the
 /// rule leaves open (a `?var`, an attribute it does not mention) is a symbolic constant, and
-/// `shape(x)[i]` is `dim(x, i)`, an uninterpreted Int function. Split's `split` sizes are left
-/// out of its function, as TASO's verifier leaves sizes out: the bounded check covers them.
+/// `shape(x)[i]` is `dim(x, i)`, an uninterpreted Int function. Split's `split` sizes are
+/// arguments of its function, and dim_facts() says what they mean.
 /// A rule's equation also assumes what the rewriter checks before applying it: each mapped pair
 /// has equal dims and element types (`dtype(x)`, an uninterpreted Int function; a Cast's result
 /// has the type it names).
@@ -50,6 +51,11 @@ class TermTranslator {
   z3::func_decl weight() const { return weight_; }
   /// `dtype(x)`: a tensor's element type, numbered as ONNX does.
   z3::func_decl dtype() const { return dtype_; }
+  /// What the dims of some results are, for the functions of `names` (made already):
+  /// ∀ axis, sizes, x. dim(split#k(axis, sizes, x), axis) = size k;
+  /// ∀ axis, xs. dim(concat(axis, xs), axis) = Σ dim(x, axis); an element-wise function of one
+  /// tensor keeps its dims.
+  std::vector<z3::expr> dim_facts(const std::set<std::string>& names);
   /// The fixed code of a string attribute value ("relu" is the same number in every equation).
   int string_code(const std::string& text);
 
