@@ -29,7 +29,8 @@ namespace {
 struct VerifyRulesOptions {
   std::vector<std::string> files;  ///< Empty: the shipped rules.
   double timeout_s = 10;
-  double axiom_timeout_s = 2;
+  double axiom_timeout_s = 30;
+  uint64_t axiom_effort = verify::kAxiomRlimit;
   int jobs = 0;                    ///< 0: one per hardware thread.
   int instances = 6;
   std::string json;
@@ -125,6 +126,7 @@ void run_verify_rules(const VerifyRulesOptions& options) {
   verify.jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   verify.bounded.timeout_ms = static_cast<unsigned>(options.timeout_s * 1000);
   verify.axiom_timeout_ms = static_cast<unsigned>(options.axiom_timeout_s * 1000);
+  verify.axiom_rlimit = options.axiom_effort;
   verify.bounded.instances.count = options.instances;
   if (options.write && (axioms || options.files.empty())) {
     throw Error("--write records proofs in the rule files named on the command line: name them");
@@ -186,7 +188,11 @@ Command setup_verify_rules(CLI::App& app) {
       ->check(CLI::ExistingFile);
   sub->add_option("--timeout", options->timeout_s, "Seconds per Z3 query of the bounded check")
       ->check(CLI::PositiveNumber)->capture_default_str();
-  sub->add_option("--axiom-timeout", options->axiom_timeout_s, "Seconds per Z3 query deriving a rule from the axioms")
+  sub->add_option("--axiom-effort", options->axiom_effort,
+                  "Z3 resource units per query deriving a rule from the axioms (deterministic bound)")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  sub->add_option("--axiom-timeout", options->axiom_timeout_s,
+                  "Seconds per query deriving a rule from the axioms, a safety net behind --axiom-effort")
       ->check(CLI::PositiveNumber)->capture_default_str();
   sub->add_option("--jobs", options->jobs, "Rules checked at once (default: one per core)")
       ->check(CLI::NonNegativeNumber);

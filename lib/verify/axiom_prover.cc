@@ -129,10 +129,11 @@ std::vector<z3::expr> relevant(const std::vector<AxiomFormula>& formulas, const 
 
 /// Whether the axioms derive one translated rule: "" when proved, else why not.
 std::string derive(z3::context& context, const std::vector<z3::expr>& axioms, const Equation& goal,
-                   unsigned timeout_ms) {
+                   unsigned timeout_ms, uint64_t rlimit) {
   z3::solver solver(context);
   z3::params params(context);
   params.set("timeout", timeout_ms);
+  params.set("rlimit", static_cast<unsigned>(rlimit));
   // E-matching only: model-based instantiation would spend the whole timeout on every rule the
   // axioms do not derive, and cannot prove more here (the goals are ground equations).
   params.set("smt.mbqi", false);
@@ -149,8 +150,13 @@ std::string derive(z3::context& context, const std::vector<z3::expr>& axioms, co
     case z3::unknown: break;
   }
   const std::string reason = solver.reason_unknown();
-  return reason == "timeout" || reason == "canceled" ? "Z3 timed out deriving it from the axioms"
-                                                     : "the axioms do not derive it (" + reason + ")";
+  // Z3 4.8.12 reports the effort limit as "canceled" (as it does a timeout), sometimes as
+  // "push canceled" or "max. resource limit exceeded".
+  if (reason.find("canceled") != std::string::npos || reason.find("resource limit") != std::string::npos ||
+      reason == "timeout") {
+    return "Z3 gave up deriving it from the axioms (--axiom-effort or --axiom-timeout reached)";
+  }
+  return "the axioms do not derive it (" + reason + ")";
 }
 
 }  // namespace
@@ -241,7 +247,7 @@ ConsistencyResult check_consistency(const AxiomSet& axioms, unsigned timeout_ms)
 }
 
 AxiomResult prove_from_axioms(const rules::Rule& rule, const std::vector<Instance>& instances,
-                              const AxiomSet& axioms, unsigned timeout_ms) {
+                              const AxiomSet& axioms, unsigned timeout_ms, uint64_t rlimit) {
   Prover& prover = prover_for(axioms);
   z3::context& context = prover.context;
   TermTranslator& translator = prover.translator;
@@ -258,7 +264,7 @@ AxiomResult prove_from_axioms(const rules::Rule& rule, const std::vector<Instanc
     std::set<std::string> functions;
     std::vector<z3::expr> given = relevant(formulas, goal, functions);
     for (const z3::expr& fact : translator.dim_facts(functions)) given.push_back(fact);
-    const std::string failure = derive(context, given, goal, timeout_ms);
+    const std::string failure = derive(context, given, goal, timeout_ms, rlimit);
     if (!failure.empty()) return {false, failure + " (on " + instance.description + ")"};
   }
   if (layouts.empty()) return {false, "no instance to state it at"};

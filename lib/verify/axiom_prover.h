@@ -10,6 +10,10 @@
 
 namespace graphsub::verify {
 
+/// Z3 resource units a query deriving a rule may use by default: every shipped rule the axioms
+/// derive takes under 200,000 (2026-11-25); the queries that fail spend this in 4-5 s here.
+inline constexpr uint64_t kAxiomRlimit = 2000000;
+
 /// The operator axioms and their small instances, made once for every rule's proof (each
 /// instance's match points into `axioms`, so the set is moved, never copied).
 struct AxiomSet {
@@ -35,9 +39,10 @@ struct AxiomResult {
 /// Tries to derive `rule` from the axioms at the layout of each of its instances (made from
 /// `rule`): the axioms as quantified equations (E-matching on both sides), the rule's conditions
 /// as hypotheses, and `source != target` asserted; proved when Z3 finds that unsatisfiable at
-/// every layout. Each query is bounded by `timeout_ms`.
+/// every layout. Each query is bounded by `rlimit` units of Z3's resource counter (deterministic:
+/// the same verdict on any machine and load) and, as a safety net, by `timeout_ms`.
 AxiomResult prove_from_axioms(const rules::Rule& rule, const std::vector<Instance>& instances,
-                              const AxiomSet& axioms, unsigned timeout_ms);
+                              const AxiomSet& axioms, unsigned timeout_ms, uint64_t rlimit = kAxiomRlimit);
 
 /// Whether the axioms, all together, contradict each other.
 enum class Consistency { kConsistent, kContradictory, kUnknown };

@@ -39,7 +39,7 @@ RuleVerdict check_rule(const rules::Rule& rule, const VerifyOptions& options) {
   std::optional<AxiomResult> derived;
   // A refuted rule is not sent to the prover: wrong axioms are --check-axioms' business.
   if (options.axioms && !instances.empty() && bounded.verdict != BoundedVerdict::kRefuted) {
-    derived = prove_from_axioms(rule, instances, *options.axioms, options.axiom_timeout_ms);
+    derived = prove_from_axioms(rule, instances, *options.axioms, options.axiom_timeout_ms, options.axiom_rlimit);
   }
   return combine(bounded, derived);
 }

@@ -29,7 +29,8 @@ struct VerifyOptions {
   const AxiomSet* axioms = nullptr;
   /// Per Z3 query of the axiom path. Derivations E-matching finds take milliseconds; a rule the
   /// axioms do not derive makes Z3 instantiate until this runs out.
-  unsigned axiom_timeout_ms = 2000;
+  unsigned axiom_timeout_ms = 30000;  ///< A safety net: axiom_rlimit bounds each query first.
+  uint64_t axiom_rlimit = kAxiomRlimit;
 };
 
 /// Verifies every rule, in the order given, by both paths. A rule is proved when the axioms
