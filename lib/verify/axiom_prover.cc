@@ -2,11 +2,9 @@
 #include "verify/axiom_prover.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -73,12 +71,12 @@ AxiomFormula formula_of(z3::context& context, const std::string& name, const Equ
 /// Every axiom at every layout it has an instance of (duplicates once).
 std::vector<AxiomFormula> axiom_formulas(TermTranslator& translator, const AxiomSet& axioms) {
   std::vector<AxiomFormula> formulas;
-  std::set<std::string> seen;
+  std::set<unsigned> seen;  // Z3 shares equal terms, so an equal formula has the same id.
   for (std::size_t a = 0; a < axioms.axioms.size(); ++a) {
     for (const Instance& instance : axioms.instances[a]) {
       try {
         AxiomFormula formula = formula_of(translator.context(), axioms.axioms[a].name, translator.translate(axioms.axioms[a], instance));
-        if (seen.insert(formula.formula.to_string()).second) formulas.push_back(std::move(formula));
+        if (seen.insert(formula.formula.id()).second) formulas.push_back(std::move(formula));
       } catch (const NoSemantics&) {
         continue;  // An axiom the translation cannot state at this layout proves nothing there.
       }
@@ -162,9 +160,7 @@ std::string derive(z3::context& context, const std::vector<z3::expr>& axioms, co
 }  // namespace
 
 AxiomSet prepare_axioms(std::vector<rules::Rule> axioms, const InstanceOptions& options) {
-  static std::atomic<uint64_t> sets{0};
   AxiomSet set;
-  set.id = ++sets;
   set.axioms = std::move(axioms);
   // An axiom is stated only at the layouts (ranks, list lengths) its instances have, and a rule
   // needs each axiom at its own layouts: more instances than a rule's check cover more of them.
@@ -176,21 +172,14 @@ AxiomSet prepare_axioms(std::vector<rules::Rule> axioms, const InstanceOptions& 
 
 namespace {
 
-/// A thread's Z3 context with the axioms translated into it once: every rule the thread proves
-/// reuses them (each query gets its own solver, so nothing asserted leaks between rules).
+/// A Z3 context with the axioms translated into it, made afresh for each rule: a context shared
+/// between rules would make a verdict near the effort limit depend on which rules came before.
 struct Prover {
-  explicit Prover(const AxiomSet& set) : id(set.id), translator(context), formulas(axiom_formulas(translator, set)) {}
-  uint64_t id;
+  explicit Prover(const AxiomSet& set) : translator(context), formulas(axiom_formulas(translator, set)) {}
   z3::context context;
   TermTranslator translator;
   std::vector<AxiomFormula> formulas;
 };
-
-Prover& prover_for(const AxiomSet& axioms) {
-  thread_local std::unique_ptr<Prover> prover;
-  if (!prover || prover->id != axioms.id) prover = std::make_unique<Prover>(axioms);
-  return *prover;
-}
 
 }  // namespace
 
@@ -248,7 +237,7 @@ ConsistencyResult check_consistency(const AxiomSet& axioms, unsigned timeout_ms)
 
 AxiomResult prove_from_axioms(const rules::Rule& rule, const std::vector<Instance>& instances,
                               const AxiomSet& axioms, unsigned timeout_ms, uint64_t rlimit) {
-  Prover& prover = prover_for(axioms);
+  Prover prover(axioms);
   z3::context& context = prover.context;
   TermTranslator& translator = prover.translator;
   const std::vector<AxiomFormula>& formulas = prover.formulas;

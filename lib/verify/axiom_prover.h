@@ -19,7 +19,6 @@ inline constexpr uint64_t kAxiomRlimit = 2000000;
 struct AxiomSet {
   std::vector<rules::Rule> axioms;
   std::vector<std::vector<Instance>> instances;  ///< Per axiom: the layouts it is stated at.
-  uint64_t id = 0;  ///< Distinct per prepare_axioms call: names the set in the provers' caches.
   AxiomSet() = default;
   AxiomSet(const AxiomSet&) = delete;
   AxiomSet& operator=(const AxiomSet&) = delete;
