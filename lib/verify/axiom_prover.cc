@@ -125,6 +125,13 @@ std::vector<z3::expr> relevant(const std::vector<AxiomFormula>& formulas, const 
   return result;
 }
 
+/// Appends the query, in SMT-LIB 2, to the file GRAPHSUB_SMT_DUMP names (for `z3 FILE` by hand).
+void dump_query(z3::solver& solver) {
+  if (const char* dump = std::getenv("GRAPHSUB_SMT_DUMP")) {
+    std::ofstream(dump, std::ios::app) << solver.to_smt2() << "\n";
+  }
+}
+
 /// Whether the axioms derive one translated rule: "" when proved, else why not.
 std::string derive(z3::context& context, const std::vector<z3::expr>& axioms, const Equation& goal,
                    unsigned timeout_ms, uint64_t rlimit) {
@@ -139,9 +146,7 @@ std::string derive(z3::context& context, const std::vector<z3::expr>& axioms, co
   for (const z3::expr& axiom : axioms) solver.add(axiom);
   for (const z3::expr& hypothesis : goal.hypotheses) solver.add(hypothesis);
   solver.add(!sides_equal(context, goal));
-  if (const char* dump = std::getenv("GRAPHSUB_SMT_DUMP")) {
-    std::ofstream(dump, std::ios::app) << solver.to_smt2() << "\n";
-  }
+  dump_query(solver);
   switch (solver.check()) {
     case z3::unsat: return {};
     case z3::sat: return "the axioms do not derive it";
@@ -184,9 +189,10 @@ struct Prover {
 }  // namespace
 
 ConsistencyResult check_consistency(const AxiomSet& axioms, unsigned timeout_ms) {
-  z3::context context;
-  TermTranslator translator(context);
-  const std::vector<AxiomFormula> formulas = axiom_formulas(translator, axioms);
+  Prover prover(axioms);
+  z3::context& context = prover.context;
+  TermTranslator& translator = prover.translator;
+  const std::vector<AxiomFormula>& formulas = prover.formulas;
   z3::solver solver(context);
   z3::params params(context);
   params.set("timeout", timeout_ms);
@@ -208,12 +214,7 @@ ConsistencyResult check_consistency(const AxiomSet& axioms, unsigned timeout_ms)
   const z3::expr a = context.constant("a", translator.tensor_sort());
   const z3::expr b = context.constant("b", translator.tensor_sort());
   solver.add(a != b);
-  if (const char* dump = std::getenv("GRAPHSUB_SMT_DUMP")) {
-    std::ofstream(dump, std::ios::app) << solver.to_smt2() << "\n";
-  }
-  if (const char* dump = std::getenv("GRAPHSUB_SMT_DUMP")) {
-    std::ofstream(dump, std::ios::app) << solver.to_smt2() << "\n";
-  }
+  dump_query(solver);
   const std::string stated = std::to_string(formulas.size()) + " axiom formulas (every axiom at its layouts)";
   switch (solver.check()) {
     case z3::sat: return {Consistency::kConsistent, "Z3 found a model of the " + stated + " with two different tensors"};
