@@ -2,6 +2,7 @@
 #include "verify/term_translator.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <variant>
 
@@ -34,6 +35,14 @@ struct Scope {
   Equation equation;
 };
 
+/// Element-wise ops of two tensors: the result's rank is the larger of theirs (broadcasting).
+const std::set<std::string> kBroadcastingOps = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
+
+/// Ops whose result has the rank of their first tensor input.
+const std::set<std::string> kRankKeepingOps = {"Concat", "Split", "Conv", "AveragePool", "MaxPool",
+                                               "BatchNormalization", "Softmax", "Cast", "Dropout",
+                                               "Enlarge", "LeakyRelu", "Clip", "Expand"};
+
 /// Ops of one tensor whose result has the input's dims (element-wise functions).
 const std::set<std::string> kShapeKeepingOps = {"Abs",  "Ceil", "Erf",  "Exp",     "Floor",      "Identity",
                                                 "Log",  "Neg",  "Relu", "Sigmoid", "Reciprocal", "Sign",
@@ -54,28 +63,61 @@ class Translation {
     for (const rules::ConstDef& constant : rule_.constants) add_constant(constant);
     add_target_nodes();
     add_sides();
+    add_ranks();
     return scope_.equation;
   }
 
  private:
   // ---- Values and terms.
 
-  z3::expr fresh_tensor(const std::string& name) {
+  z3::expr fresh_tensor(const std::string& name, ir::ValueId value) {
     z3::expr term = context_.constant(("t!" + name).c_str(), t_.tensor_sort());
     scope_.equation.bound.push_back(term);
+    note_rank(term, instance_.source, value);
     return term;
   }
 
   void bind_inputs() {
     for (const std::string& name : rule_.inputs()) {
       if (!is_list_name(name)) {
-        scope_.terms.emplace(name, fresh_tensor(name));
+        scope_.terms.emplace(name, fresh_tensor(name, instance_.match.values.at(name)));
         continue;
       }
       std::vector<z3::expr>& list = scope_.lists[name];
-      for (std::size_t i = 0; i < instance_.match.lists.at(name).size(); ++i) {
-        list.push_back(fresh_tensor(name + "." + std::to_string(i)));
-      }
+      const std::vector<ir::ValueId>& values = instance_.match.lists.at(name);
+      for (std::size_t i = 0; i < values.size(); ++i) list.push_back(fresh_tensor(name + "." + std::to_string(i), values[i]));
+    }
+  }
+
+  // ---- Ranks. Tensors of every rank share one sort, so an equation that depends on the ranks
+  // of its instance (a condition on shape(x), size(x) or rank(x), a negative axis) holds only
+  // at those ranks and must say so: rank(t) = r for each term whose rank it consulted. A rule's
+  // own terms all have known ranks, stated for the axioms to use.
+
+  void note_rank(const z3::expr& term, const ir::Graph& graph, ir::ValueId value) {
+    if (value == ir::kNoValue || !graph.value(value).type.shape.rank_known) return;
+    ranks_.emplace(term.id(), std::make_pair(term, static_cast<int64_t>(graph.value(value).type.shape.rank())));
+  }
+
+  /// The rank of `term` in the instance.
+  int64_t known_rank(const z3::expr& term) const {
+    const auto it = ranks_.find(term.id());
+    if (it == ranks_.end()) unsupported("the rank of a term the instance does not type");
+    return it->second.second;
+  }
+
+  /// The rank of `term` in the instance, which the equation now depends on.
+  int64_t consult_rank(const z3::expr& term) {
+    const int64_t rank = known_rank(term);
+    consulted_.insert(term.id());
+    return rank;
+  }
+
+  void add_ranks() {
+    const bool axiom = rule_.origin == rules::Origin::kAxiom;
+    for (const auto& [id, known] : ranks_) {
+      if (axiom && !consulted_.count(id)) continue;
+      scope_.equation.hypotheses.push_back(t_.rank()(known.first) == context_.int_val(known.second));
     }
   }
 
@@ -161,7 +203,7 @@ class Translation {
   /// The symbolic attributes of a source node: bare `?var`s bound first, then expressions, and
   /// every attribute the rule does not mention open.
   std::map<std::string, SymValue> source_attributes(const rules::PatternNode& node, const ir::Node& graph_node,
-                                                    const std::string& tag) {
+                                                    const std::string& tag, const z3::expr* first_input) {
     std::map<std::string, SymValue> attrs;
     for (const auto& [name, value] : graph_node.attrs.items()) {
       const rules::AttrSetting* set = setting(node, name);
@@ -176,27 +218,28 @@ class Translation {
       if (set && set->value.kind != Expr::Kind::kVariable) attrs[name] = eval(set->value);
     }
     if (attrs.count("activation")) restrict_activation(attrs.at("activation"));
-    canonical_axis(attrs, instance_.source, graph_node);
+    canonical_axis(attrs, first_input);
     return attrs;
   }
 
   /// A negative literal `axis` counts from the end of the node's first input (as every op with
   /// an axis defines it), so -1 and rank - 1 name one function argument; an open axis is one of
   /// 0 .. rank - 1 (import makes axes non-negative), so a case split can reach dims at numbers.
-  void canonical_axis(std::map<std::string, SymValue>& attrs, const ir::Graph& graph, const ir::Node& node) {
+  void canonical_axis(std::map<std::string, SymValue>& attrs, const z3::expr* first_input) {
     const auto it = attrs.find("axis");
-    if (it == attrs.end() || it->second.items.size() != 1 || node.inputs.empty()) return;
-    const ir::ValueId input = node.inputs[0];
-    if (input == ir::kNoValue) return;
-    const int64_t rank = static_cast<int64_t>(graph.value(input).type.shape.rank());
+    if (it == attrs.end() || it->second.items.size() != 1 || !first_input) return;
     z3::expr& axis = it->second.items[0];
+    if (axis.is_numeral() && axis.get_numeral_int64() >= 0) return;
     if (!axis.is_numeral()) {
+      // Restricting an open axis assumes nothing about the tensor: a property of concatenation
+      // along a valid axis holds alike at every rank.
+      const int64_t rank = known_rank(*first_input);
       z3::expr any = context_.bool_val(false);
       for (int64_t i = 0; i < rank; ++i) any = any || axis == context_.int_val(i);
       scope_.equation.hypotheses.push_back(any);
       return;
     }
-    if (axis.get_numeral_int64() < 0) axis = context_.int_val(axis.get_numeral_int64() + rank);
+    axis = context_.int_val(axis.get_numeral_int64() + consult_rank(*first_input));
   }
 
   /// An open fused activation is one of the four graphsub has (ops::Activation), so a rule
@@ -248,7 +291,10 @@ class Translation {
   }
 
   void define_outputs(const std::vector<std::string>& names, const std::vector<z3::expr>& results,
-                      const std::vector<std::size_t>& counts) {
+                      const std::vector<std::size_t>& counts, const ir::Graph& graph, const ir::Node& graph_node) {
+    for (std::size_t k = 0; k < results.size() && k < graph_node.outputs.size(); ++k) {
+      note_rank(results[k], graph, graph_node.outputs[k]);
+    }
     std::size_t next = 0;
     for (std::size_t i = 0; i < names.size(); ++i) {
       if (is_list_name(names[i])) {
@@ -264,15 +310,16 @@ class Translation {
   void add_source_node(std::size_t j) {
     const rules::PatternNode& node = rule_.source[j];
     const ir::Node& graph_node = instance_.source.node(instance_.match.nodes[j]);
-    const std::map<std::string, SymValue> attrs = source_attributes(node, graph_node, "n" + std::to_string(j));
+    const std::vector<z3::expr> inputs = terms_of(node.inputs);
+    const std::map<std::string, SymValue> attrs =
+        source_attributes(node, graph_node, "n" + std::to_string(j), inputs.empty() ? nullptr : &inputs[0]);
     std::vector<std::size_t> counts;
     for (const std::string& name : node.outputs) {
       counts.push_back(is_list_name(name) ? instance_.match.lists.at(name).size() : 1);
     }
     std::size_t total = 0;
     for (std::size_t count : counts) total += count;
-    const std::vector<z3::expr> inputs = terms_of(node.inputs);
-    define_outputs(node.outputs, apply_node(node.op, attrs, inputs, total), counts);
+    define_outputs(node.outputs, apply_node(node.op, attrs, inputs, total), counts, instance_.source, graph_node);
     for (const std::string& output : node.outputs) scope_.source_attrs[output] = attrs;
     // The source is a valid graph: a split's sizes add up to its input's extent along the axis.
     // (Only here: a target split's sizes are the rule's to get right.)
@@ -293,7 +340,9 @@ class Translation {
       domain.push_back(item.get_sort());
       arguments.push_back(item);
     }
-    scope_.terms.emplace(constant.name, t_.function(layout, domain)(arguments));
+    const z3::expr term = t_.function(layout, domain)(arguments);
+    ranks_.emplace(term.id(), std::make_pair(term, int64_t{value.list ? 1 : 0}));
+    scope_.terms.emplace(constant.name, term);
   }
 
   /// Target graph nodes in the order the rewriter added them: one per target pattern node.
@@ -307,7 +356,8 @@ class Translation {
     return added;
   }
 
-  std::map<std::string, SymValue> target_attributes(const rules::PatternNode& node, const ir::Node& graph_node) {
+  std::map<std::string, SymValue> target_attributes(const rules::PatternNode& node, const ir::Node& graph_node,
+                                                    const z3::expr* first_input) {
     std::map<std::string, SymValue> attrs;
     const std::map<std::string, SymValue>* copied =
         node.copy_from.empty() ? nullptr : &scope_.source_attrs.at(node.copy_from);
@@ -320,7 +370,7 @@ class Translation {
         attrs[name] = attr_value(value, "", false);
       }
     }
-    canonical_axis(attrs, instance_.target, graph_node);
+    canonical_axis(attrs, first_input);
     return attrs;
   }
 
@@ -341,8 +391,10 @@ class Translation {
       for (const std::string& name : node.outputs) counts.push_back(is_list_name(name) ? list_length(name) : 1);
       std::size_t total = 0;
       for (std::size_t count : counts) total += count;
-      define_outputs(node.outputs, apply_node(node.op, target_attributes(node, graph_node), terms_of(node.inputs), total),
-                     counts);
+      const std::vector<z3::expr> inputs = terms_of(node.inputs);
+      const std::map<std::string, SymValue> attrs =
+          target_attributes(node, graph_node, inputs.empty() ? nullptr : &inputs[0]);
+      define_outputs(node.outputs, apply_node(node.op, attrs, inputs, total), counts, instance_.target, graph_node);
     }
   }
 
@@ -374,17 +426,20 @@ class Translation {
 
   // ---- Expressions.
 
-  int64_t rank_of(const std::string& name) const {
+  int64_t rank_of(const std::string& name) {
     const auto it = instance_.match.values.find(name);
     if (it == instance_.match.values.end()) unsupported("shape of an unbound value " + name);
-    return static_cast<int64_t>(instance_.source.value(it->second).type.shape.rank());
+    const int64_t rank = static_cast<int64_t>(instance_.source.value(it->second).type.shape.rank());
+    if (consult_rank(scope_.terms.at(name)) != rank) unsupported("two ranks for " + name);
+    return rank;
   }
 
   SymValue shape_of(const std::string& name) {
     SymValue result;
     result.list = true;
     const z3::expr term = scope_.terms.at(name);
-    for (int64_t i = 0; i < rank_of(name); ++i) result.items.push_back(t_.dim()(term, context_.int_val(i)));
+    const int64_t rank = rank_of(name);
+    for (int64_t i = 0; i < rank; ++i) result.items.push_back(t_.dim()(term, context_.int_val(i)));
     return result;
   }
 
@@ -445,6 +500,9 @@ class Translation {
     for (std::size_t i = 0; i < terms.size(); ++i) {
       z3::expr at = axis;  // A symbolic axis is a canonical one (import makes axes non-negative).
       if (axis.is_numeral() && axis.get_numeral_int64() < 0) {
+        if (consult_rank(terms[i]) != static_cast<int64_t>(instance_.source.value(values[i]).type.shape.rank())) {
+          unsupported("two ranks for a list item");
+        }
         at = context_.int_val(axis.get_numeral_int64() +
                               static_cast<int64_t>(instance_.source.value(values[i]).type.shape.rank()));
       }
@@ -555,6 +613,8 @@ class Translation {
   const rules::Rule& rule_;
   const Instance& instance_;
   Scope scope_;
+  std::map<unsigned, std::pair<z3::expr, int64_t>> ranks_;  ///< By term id: each typed term's rank.
+  std::set<unsigned> consulted_;                            ///< Term ids whose rank was used.
 };
 
 }  // namespace
@@ -565,7 +625,8 @@ TermTranslator::TermTranslator(z3::context& context)
       dim_(context.function("dim", tensor_, context.int_sort(), context.int_sort())),
       value_(context.function("value", tensor_, context.real_sort())),
       weight_(context.function("weight", tensor_, context.int_sort())),
-      dtype_(context.function("dtype", tensor_, context.int_sort())) {}
+      dtype_(context.function("dtype", tensor_, context.int_sort())),
+      rank_(context.function("rank", tensor_, context.int_sort())) {}
 
 Equation TermTranslator::translate(const rules::Rule& rule, const Instance& instance) {
   return Translation(*this, rule, instance).run();
@@ -581,10 +642,51 @@ z3::func_decl TermTranslator::function(const std::string& name, const std::vecto
   return declared;
 }
 
+/// The rank of what `function` (named `name`) makes, from its arguments `args`: the larger rank
+/// of a broadcasting op's inputs, its first tensor input's for ops that keep it, the length of
+/// Reshape's shape and Transpose's perm; none (false) for the rest.
+std::optional<z3::expr> TermTranslator::result_rank(const std::string& name, const z3::func_decl& function,
+                                                    const std::vector<z3::expr>& args) {
+  const std::string op = name.substr(0, name.find('/'));
+  std::vector<z3::expr> tensors;
+  for (const z3::expr& arg : args) {
+    if (arg.get_sort().sort_kind() == Z3_UNINTERPRETED_SORT) tensors.push_back(arg);
+  }
+  if (tensors.empty() || function.range().sort_kind() != Z3_UNINTERPRETED_SORT) return std::nullopt;
+  if (kBroadcastingOps.count(op) && tensors.size() == 2) {
+    return z3::ite(rank_(tensors[0]) >= rank_(tensors[1]), rank_(tensors[0]), rank_(tensors[1]));
+  }
+  if (kRankKeepingOps.count(op) || kShapeKeepingOps.count(op)) return rank_(tensors[0]);
+  for (const char* list : {"shape:i", "perm:i"}) {
+    const std::string key = std::string("(") + list;
+    const std::string other = std::string(",") + list;
+    std::size_t at = name.find(key);
+    if (at == std::string::npos) at = name.find(other);
+    if ((op == "Reshape" || op == "Transpose") && at != std::string::npos) {
+      return context_.int_val(std::stoi(name.substr(at + key.size())));
+    }
+  }
+  return std::nullopt;
+}
+
 std::vector<z3::expr> TermTranslator::dim_facts(const std::set<std::string>& names) {
   std::vector<z3::expr> facts;
   for (const auto& [name, function] : functions_) {
     if (!names.count(name)) continue;
+    {
+      // What rank the result has, where the op says.
+      z3::expr_vector bound(context_);
+      std::vector<z3::expr> args;
+      for (unsigned i = 0; i < function.arity(); ++i) {
+        args.push_back(context_.constant(("r!" + std::to_string(i)).c_str(), function.domain(i)));
+        bound.push_back(args.back());
+      }
+      z3::expr_vector arguments(context_);
+      for (const z3::expr& arg : args) arguments.push_back(arg);
+      if (const std::optional<z3::expr> rank = result_rank(name, function, args)) {
+        facts.push_back(z3::forall(bound, rank_(function(arguments)) == *rank));
+      }
+    }
     const bool split = name.rfind("Split/1(axis:i1,split:i", 0) == 0;
     const bool concat = name.rfind("Concat/", 0) == 0 && name.find("(axis:i1,)#0") != std::string::npos;
     const bool unary = name.find("/1()#0") != std::string::npos &&

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -51,7 +52,13 @@ class TermTranslator {
   z3::func_decl weight() const { return weight_; }
   /// `dtype(x)`: a tensor's element type, numbered as ONNX does.
   z3::func_decl dtype() const { return dtype_; }
-  /// What the dims of some results are, for the functions of `names` (made already):
+  /// `rank(x)`: a tensor's number of dims. Tensors of all ranks share one sort; an equation
+  /// that depends on its instance's ranks assumes them (rank(x) = 2), and a rule's terms state
+  /// theirs.
+  z3::func_decl rank() const { return rank_; }
+  /// What the ranks and dims of some results are, for the functions of `names` (made already):
+  /// rank(add(x, y)) = max(rank(x), rank(y)), rank(conv(x, ..)) = rank(x), rank(reshape[s](x)) =
+  /// len(s) and the like;
   /// ∀ axis, sizes, x. dim(split#k(axis, sizes, x), axis) = size k;
   /// ∀ axis, xs. dim(concat(axis, xs), axis) = Σ dim(x, axis); an element-wise function of one
   /// tensor keeps its dims.
@@ -60,12 +67,17 @@ class TermTranslator {
   int string_code(const std::string& text);
 
  private:
+  /// The rank of what `function` (named `name`) makes from `args`, where the op determines it.
+  std::optional<z3::expr> result_rank(const std::string& name, const z3::func_decl& function,
+                                      const std::vector<z3::expr>& args);
+
   z3::context& context_;
   z3::sort tensor_;
   z3::func_decl dim_;
   z3::func_decl value_;
   z3::func_decl weight_;
   z3::func_decl dtype_;
+  z3::func_decl rank_;
   std::map<std::string, z3::func_decl> functions_;
   std::map<std::string, int> strings_;
 };

@@ -37,8 +37,9 @@ RuleVerdict check_rule(const rules::Rule& rule, const VerifyOptions& options) {
   const std::vector<Instance> instances = make_instances(rule, options.bounded.instances, &why_none);
   const BoundedResult bounded = check_bounded(instances, why_none, options.bounded);
   std::optional<AxiomResult> derived;
-  // A refuted rule is not sent to the prover: wrong axioms are --check-axioms' business.
-  if (options.axioms && !instances.empty() && bounded.verdict != BoundedVerdict::kRefuted) {
+  // A refuted rule goes to the prover too: the axioms deriving a rule that a counterexample
+  // refutes is a bug in an axiom or an operator's semantics, and is reported as one.
+  if (options.axioms && !instances.empty()) {
     derived = prove_from_axioms(rule, instances, *options.axioms, options.axiom_timeout_ms, options.axiom_rlimit);
   }
   return combine(bounded, derived);

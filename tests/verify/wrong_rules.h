@@ -81,6 +81,19 @@ rule enlarge-wrong-padding
     y2 = Conv(x, w3) [@y, kernel_shape = [3, 3], pads = [0, 0, 2, 2]]
   map y -> y2
 end
+
+# (a b) * w -> a (b * w) for a w of full shape: only a factor of one element moves into a
+# product (an axiom stated for a scalar w must not be used at other ranks).
+rule scale-of-product-by-tensor
+  source
+    p = MatMul(a, b) [activation = "none"]
+    r = Mul(p, w)
+  where rank(w) == 2
+  target
+    s = Mul(b, w)
+    r2 = MatMul(a, s) [@p]
+  map r -> r2
+end
 )RULES";
 
 }  // namespace graphsub::testing
