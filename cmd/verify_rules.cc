@@ -189,7 +189,7 @@ Command setup_verify_rules(CLI::App& app) {
   sub->add_option("--timeout", options->timeout_s, "Seconds per Z3 query of the bounded check")
       ->check(CLI::PositiveNumber)->capture_default_str();
   sub->add_option("--axiom-effort", options->axiom_effort,
-                  "Z3 resource units per query deriving a rule from the axioms (deterministic bound)")
+                  "Z3 resource units per attempt (four seeds per query) at deriving a rule from the axioms (deterministic bound)")
       ->check(CLI::PositiveNumber)->capture_default_str();
   sub->add_option("--axiom-timeout", options->axiom_timeout_s,
                   "Seconds per query deriving a rule from the axioms, a safety net behind --axiom-effort")

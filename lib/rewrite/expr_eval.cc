@@ -143,8 +143,16 @@ EvalResult comparison(const std::string& op, const EvalValue& lhs, const EvalVal
   const std::optional<Numbers> b = numbers_of(rhs);
   if (!a || !b) return failure("cannot compare " + to_string(lhs) + " " + op + " " + to_string(rhs));
   if (equality) return success(int64_t{numbers_equal(*a, *b) == (op == "==")});
-  if (a->is_list || b->is_list) return failure("'" + op + "' needs two numbers");
-  return success(int64_t{compare_order(op, order_of(*a, 0, *b, 0))});
+  // An order between lists, or a list and a number, holds when it holds for every element.
+  const std::size_t n = std::max(a->floats.size(), b->floats.size());
+  if (a->floats.size() != b->floats.size() && a->is_list && b->is_list) {
+    return failure("'" + op + "' needs lists of one length");
+  }
+  bool all = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    all = all && compare_order(op, order_of(*a, a->is_list ? i : 0, *b, b->is_list ? i : 0));
+  }
+  return success(int64_t{all});
 }
 
 EvalResult binary(const std::string& op, const EvalValue& lhs, const EvalValue& rhs) {

@@ -16,7 +16,10 @@ namespace graphsub::verify {
 namespace {
 
 /// Instances each axiom is drawn at, at least.
-constexpr int kAxiomInstances = 32;
+constexpr int kAxiomInstances = 128;
+
+/// Random seeds each query is tried with, one after another, until one proves it.
+constexpr unsigned kAxiomSeeds = 4;
 
 z3::expr all_of(z3::context& context, const std::vector<z3::expr>& terms) {
   z3::expr_vector vector(context);
@@ -32,12 +35,11 @@ z3::expr sides_equal(z3::context& context, const Equation& equation) {
 
 /// ∀ bound. hypotheses → sides equal. Z3 picks the triggers (E-matching patterns) itself:
 /// patterns given through the C API made Z3 4.8.12 crash in the solver.
-z3::expr quantified(z3::context& context, const Equation& equation) {
+/// The quantifier is named after the axiom (its `qid`, which Z3's `smt.qi.profile` prints).
+z3::expr quantified(z3::context& context, const std::string& name, const Equation& equation) {
   const z3::expr body = z3::implies(all_of(context, equation.hypotheses), sides_equal(context, equation));
   if (equation.bound.empty()) return body;
-  z3::expr_vector bound(context);
-  for (const z3::expr& constant : equation.bound) bound.push_back(constant);
-  return z3::forall(bound, body);
+  return named_forall(context, name, equation.bound, body);
 }
 
 /// The functions (ops at a layout) a term applies, by name: those that make tensors, not dim(),
@@ -51,38 +53,54 @@ void functions_in(const z3::expr& term, std::set<std::string>& names) {
   for (unsigned i = 0; i < term.num_args(); ++i) functions_in(term.arg(i), names);
 }
 
-/// One axiom at one layout: its formula and the functions each side applies.
+/// Whether `term` applies the function named `name`.
+bool applies(const z3::expr& term, const std::string& name) {
+  if (!term.is_app()) return false;
+  if (term.decl().name().str() == name) return true;
+  for (unsigned i = 0; i < term.num_args(); ++i) {
+    if (applies(term.arg(i), name)) return true;
+  }
+  return false;
+}
+
+bool any_applies(const std::vector<z3::expr>& terms, const std::string& name) {
+  return std::any_of(terms.begin(), terms.end(), [&](const z3::expr& term) { return applies(term, name); });
+}
+
+/// One axiom at one layout, translated: its formula and where it came from.
 struct AxiomFormula {
   std::string axiom;  ///< Its name.
   z3::expr formula;
-  std::set<std::string> before;
-  std::set<std::string> after;
 };
 
-AxiomFormula formula_of(z3::context& context, const std::string& name, const Equation& equation) {
-  AxiomFormula result{name, quantified(context, equation), {}, {}};
+/// The functions each side of `equation` applies, and whether its conditions ask value(x).
+AxiomLayout layout_of(const Equation& equation) {
+  AxiomLayout layout;
   for (const auto& [before, after] : equation.sides) {
-    functions_in(before, result.before);
-    functions_in(after, result.after);
+    functions_in(before, layout.before);
+    functions_in(after, layout.after);
   }
-  return result;
+  layout.needs_values = any_applies(equation.hypotheses, "value");
+  return layout;
 }
 
-/// Every axiom at every layout it has an instance of (duplicates once).
-std::vector<AxiomFormula> axiom_formulas(TermTranslator& translator, const AxiomSet& axioms) {
+/// The axiom formulas of `layouts` (indices into set.layouts), translated in `translator`'s context.
+std::vector<AxiomFormula> axiom_formulas(TermTranslator& translator, const AxiomSet& set,
+                                         const std::vector<std::size_t>& layouts) {
   std::vector<AxiomFormula> formulas;
-  std::set<unsigned> seen;  // Z3 shares equal terms, so an equal formula has the same id.
-  for (std::size_t a = 0; a < axioms.axioms.size(); ++a) {
-    for (const Instance& instance : axioms.instances[a]) {
-      try {
-        AxiomFormula formula = formula_of(translator.context(), axioms.axioms[a].name, translator.translate(axioms.axioms[a], instance));
-        if (seen.insert(formula.formula.id()).second) formulas.push_back(std::move(formula));
-      } catch (const NoSemantics&) {
-        continue;  // An axiom the translation cannot state at this layout proves nothing there.
-      }
-    }
+  for (std::size_t i : layouts) {
+    const AxiomLayout& layout = set.layouts[i];
+    const rules::Rule& axiom = set.axioms[layout.axiom];
+    const Equation equation = translator.translate(axiom, set.instances[layout.axiom][layout.instance]);
+    formulas.push_back({axiom.name, quantified(translator.context(), axiom.name, equation)});
   }
   return formulas;
+}
+
+std::vector<z3::expr> formulas_only(const std::vector<AxiomFormula>& formulas) {
+  std::vector<z3::expr> result;
+  for (const AxiomFormula& formula : formulas) result.push_back(formula.formula);
+  return result;
 }
 
 bool meets(const std::set<std::string>& some, const std::set<std::string>& known) {
@@ -93,66 +111,97 @@ bool subset(const std::set<std::string>& part, const std::set<std::string>& whol
   return std::includes(whole.begin(), whole.end(), part.begin(), part.end());
 }
 
-/// The axioms that can take part in deriving `goal`: starting from the functions the goal
+/// The axiom layouts that can take part in deriving `goal`: starting from the functions the goal
 /// applies, an axiom joins when one side applies only functions known so far, and then brings
 /// the other side's. Fewer axioms keep E-matching from spending its time on the irrelevant ones.
-std::vector<z3::expr> relevant(const std::vector<AxiomFormula>& formulas, const Equation& goal,
-                               std::set<std::string>& known) {
+std::vector<std::size_t> relevant(const std::vector<AxiomLayout>& layouts, const Equation& goal,
+                                  std::set<std::string>& known) {
   for (const auto& [before, after] : goal.sides) {
     functions_in(before, known);
     functions_in(after, known);
   }
-  std::vector<bool> taken(formulas.size(), false);
+  // Only a rule's own conditions say what a tensor's value is (axioms equate tensors, never
+  // give values), so an axiom that asks for one (x + 0 -> x) cannot apply to a rule that says
+  // none, and would only make Z3 branch on every sum whether its operand is zero.
+  const bool goal_values = any_applies(goal.hypotheses, "value");
+  std::vector<bool> taken(layouts.size(), false);
+  for (std::size_t i = 0; i < layouts.size(); ++i) taken[i] = layouts[i].needs_values && !goal_values;
+  const std::vector<bool> skipped = taken;
   for (bool grew = true; grew;) {
     grew = false;
-    for (std::size_t i = 0; i < formulas.size(); ++i) {
+    for (std::size_t i = 0; i < layouts.size(); ++i) {
       // A side that is a bare tensor (x * 1 -> x) applies nothing, so it cannot start the axiom;
       // the other side then can once any of its functions is known (concat(split(x)) -> x
       // fires on the split alone).
-      const AxiomFormula& f = formulas[i];
+      const AxiomLayout& f = layouts[i];
       const bool by_before = !f.before.empty() && (subset(f.before, known) || (f.after.empty() && meets(f.before, known)));
       const bool by_after = !f.after.empty() && (subset(f.after, known) || (f.before.empty() && meets(f.after, known)));
       if (taken[i] || !(by_before || by_after)) continue;
       taken[i] = grew = true;
-      known.insert(formulas[i].before.begin(), formulas[i].before.end());
-      known.insert(formulas[i].after.begin(), formulas[i].after.end());
+      known.insert(f.before.begin(), f.before.end());
+      known.insert(f.after.begin(), f.after.end());
     }
   }
-  std::vector<z3::expr> result;
-  for (std::size_t i = 0; i < formulas.size(); ++i) {
-    if (taken[i]) result.push_back(formulas[i].formula);
+  std::vector<std::size_t> result;
+  for (std::size_t i = 0; i < layouts.size(); ++i) {
+    if (taken[i] && !skipped[i]) result.push_back(i);
   }
   return result;
 }
 
-/// Appends the query, in SMT-LIB 2, to the file GRAPHSUB_SMT_DUMP names (for `z3 FILE` by hand).
-void dump_query(z3::solver& solver) {
-  if (const char* dump = std::getenv("GRAPHSUB_SMT_DUMP")) {
-    std::ofstream(dump, std::ios::app) << solver.to_smt2() << "\n";
-  }
+/// The solver's assertions in SMT-LIB 2; appended to the file GRAPHSUB_SMT_DUMP names, for
+/// `z3 FILE` by hand.
+std::string query_text(z3::solver& solver) {
+  const std::string text = solver.to_smt2();
+  if (const char* dump = std::getenv("GRAPHSUB_SMT_DUMP")) std::ofstream(dump, std::ios::app) << text << "\n";
+  return text;
 }
 
-/// Whether the axioms derive one translated rule: "" when proved, else why not.
+void dump_query(z3::solver& solver) { query_text(solver); }
+
+/// Whether the axioms derive one translated rule: "" when proved, else why not. The query is
+/// solved from its SMT-LIB text in a context of its own: E-matching follows the order in which
+/// terms were made, and the translation's context made them rule by rule and axiom by axiom, so
+/// a rule's verdict would hang on that history (one needing 1.1 M units from its text was not
+/// found in 30 M in place). From the text, the verdict depends on the query alone, and `z3` on
+/// the dumped query gives the same.
 std::string derive(z3::context& context, const std::vector<z3::expr>& axioms, const Equation& goal,
                    unsigned timeout_ms, uint64_t rlimit) {
-  z3::solver solver(context);
-  z3::params params(context);
-  params.set("timeout", timeout_ms);
-  params.set("rlimit", static_cast<unsigned>(rlimit));
-  // E-matching only: model-based instantiation would spend the whole timeout on every rule the
-  // axioms do not derive, and cannot prove more here (the goals are ground equations).
-  params.set("smt.mbqi", false);
-  solver.set(params);
-  for (const z3::expr& axiom : axioms) solver.add(axiom);
-  for (const z3::expr& hypothesis : goal.hypotheses) solver.add(hypothesis);
-  solver.add(!sides_equal(context, goal));
-  dump_query(solver);
-  switch (solver.check()) {
-    case z3::unsat: return {};
-    case z3::sat: return "the axioms do not derive it";
-    case z3::unknown: break;
+  z3::solver built(context);
+  for (const z3::expr& axiom : axioms) built.add(axiom);
+  for (const z3::expr& hypothesis : goal.hypotheses) built.add(hypothesis);
+  built.add(!sides_equal(context, goal));
+  std::string text = query_text(built);
+  text = text.substr(0, text.rfind("(check-sat)"));
+  z3::context own;
+  z3::solver parsed(own);
+  parsed.from_string(text.c_str());
+  const z3::expr_vector assertions = parsed.assertions();
+  if (assertions.size() != built.assertions().size()) {
+    throw NoSemantics("axiom path: the query did not parse back from SMT-LIB (" + std::to_string(assertions.size()) +
+                      " of " + std::to_string(built.assertions().size()) + " assertions)");
   }
-  const std::string reason = solver.reason_unknown();
+  // Which instances E-matching tries first follows Z3's random seed, and a proof one seed finds
+  // in 0.1 M units another may miss in 20 M: a few fixed seeds, each with the whole effort.
+  std::string reason;
+  for (unsigned seed = 0; seed < kAxiomSeeds; ++seed) {
+    z3::solver solver(own);
+    z3::params params(own);
+    params.set("timeout", timeout_ms);
+    params.set("rlimit", static_cast<unsigned>(rlimit));
+    params.set("random_seed", seed);
+    // E-matching only: model-based instantiation would spend the whole timeout on every rule the
+    // axioms do not derive, and cannot prove more here (the goals are ground equations).
+    params.set("smt.mbqi", false);
+    solver.set(params);
+    for (unsigned i = 0; i < assertions.size(); ++i) solver.add(assertions[i]);
+    switch (solver.check()) {
+      case z3::unsat: return {};
+      case z3::sat: return "the axioms do not derive it";
+      case z3::unknown: break;
+    }
+    reason = solver.reason_unknown();
+  }
   // Z3 4.8.12 reports the effort limit as "canceled" (as it does a timeout), sometimes as
   // "push canceled" or "max. resource limit exceeded".
   if (reason.find("canceled") != std::string::npos || reason.find("resource limit") != std::string::npos ||
@@ -172,27 +221,48 @@ AxiomSet prepare_axioms(std::vector<rules::Rule> axioms, const InstanceOptions& 
   InstanceOptions wide = options;
   wide.count = std::max(options.count, kAxiomInstances);
   for (const rules::Rule& axiom : set.axioms) set.instances.push_back(make_instances(axiom, wide));
+  // Each distinct formula once, with the functions its sides apply, found in a scratch context;
+  // a rule's proof then translates only the ones that can take part in it.
+  z3::context scratch;
+  TermTranslator translator(scratch);
+  // Z3 shares equal terms, so an equal formula has the same id (while it lives: ids are reused).
+  std::set<unsigned> seen;
+  z3::expr_vector kept(scratch);
+  for (std::size_t a = 0; a < set.axioms.size(); ++a) {
+    for (std::size_t i = 0; i < set.instances[a].size(); ++i) {
+      try {
+        const Equation equation = translator.translate(set.axioms[a], set.instances[a][i]);
+        kept.push_back(quantified(scratch, set.axioms[a].name, equation));
+        if (!seen.insert(kept.back().id()).second) continue;
+        AxiomLayout layout = layout_of(equation);
+        layout.axiom = a;
+        layout.instance = i;
+        set.layouts.push_back(std::move(layout));
+      } catch (const NoSemantics&) {
+        continue;  // An axiom the translation cannot state at this layout proves nothing there.
+      }
+    }
+  }
   return set;
 }
 
 namespace {
 
-/// A Z3 context with the axioms translated into it, made afresh for each rule: a context shared
-/// between rules would make a verdict near the effort limit depend on which rules came before.
+/// A Z3 context for one rule's proof (or the consistency check), with its translator.
 struct Prover {
-  explicit Prover(const AxiomSet& set) : translator(context), formulas(axiom_formulas(translator, set)) {}
   z3::context context;
-  TermTranslator translator;
-  std::vector<AxiomFormula> formulas;
+  TermTranslator translator{context};
 };
 
 }  // namespace
 
 ConsistencyResult check_consistency(const AxiomSet& axioms, unsigned timeout_ms) {
-  Prover prover(axioms);
+  Prover prover;
   z3::context& context = prover.context;
   TermTranslator& translator = prover.translator;
-  const std::vector<AxiomFormula>& formulas = prover.formulas;
+  std::vector<std::size_t> every(axioms.layouts.size());
+  for (std::size_t i = 0; i < every.size(); ++i) every[i] = i;
+  const std::vector<AxiomFormula> formulas = axiom_formulas(translator, axioms, every);
   z3::solver solver(context);
   z3::params params(context);
   params.set("timeout", timeout_ms);
@@ -206,9 +276,9 @@ ConsistencyResult check_consistency(const AxiomSet& axioms, unsigned timeout_ms)
     indicators.emplace(indicator, formulas[i].axiom);
   }
   std::set<std::string> functions;
-  for (const AxiomFormula& formula : formulas) {
-    functions.insert(formula.before.begin(), formula.before.end());
-    functions.insert(formula.after.begin(), formula.after.end());
+  for (const AxiomLayout& layout : axioms.layouts) {
+    functions.insert(layout.before.begin(), layout.before.end());
+    functions.insert(layout.after.begin(), layout.after.end());
   }
   for (const z3::expr& fact : translator.dim_facts(functions)) solver.add(fact);
   const z3::expr a = context.constant("a", translator.tensor_sort());
@@ -238,10 +308,9 @@ ConsistencyResult check_consistency(const AxiomSet& axioms, unsigned timeout_ms)
 
 AxiomResult prove_from_axioms(const rules::Rule& rule, const std::vector<Instance>& instances,
                               const AxiomSet& axioms, unsigned timeout_ms, uint64_t rlimit) {
-  Prover prover(axioms);
+  Prover prover;
   z3::context& context = prover.context;
   TermTranslator& translator = prover.translator;
-  const std::vector<AxiomFormula>& formulas = prover.formulas;
   std::set<std::string> layouts;
   for (const Instance& instance : instances) {
     Equation goal;
@@ -252,7 +321,7 @@ AxiomResult prove_from_axioms(const rules::Rule& rule, const std::vector<Instanc
     }
     if (!layouts.insert(sides_equal(context, goal).to_string()).second) continue;
     std::set<std::string> functions;
-    std::vector<z3::expr> given = relevant(formulas, goal, functions);
+    std::vector<z3::expr> given = formulas_only(axiom_formulas(translator, axioms, relevant(axioms.layouts, goal, functions)));
     for (const z3::expr& fact : translator.dim_facts(functions)) given.push_back(fact);
     const std::string failure = derive(context, given, goal, timeout_ms, rlimit);
     if (!failure.empty()) return {false, failure + " (on " + instance.description + ")"};

@@ -1,7 +1,9 @@
 // The axiom path: a rule derived by Z3 from the operator axioms, over uninterpreted tensors.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,11 +16,22 @@ namespace graphsub::verify {
 /// derive takes under 200,000 (2026-11-25); the queries that fail spend this in 4-5 s here.
 inline constexpr uint64_t kAxiomRlimit = 2000000;
 
+/// One axiom at one layout (an instance of it), with the functions each side applies: what
+/// decides, before anything is translated for a rule, whether it can take part in its proof.
+struct AxiomLayout {
+  std::size_t axiom = 0;     ///< Index into AxiomSet::axioms.
+  std::size_t instance = 0;  ///< Index into AxiomSet::instances[axiom].
+  std::set<std::string> before;
+  std::set<std::string> after;
+  bool needs_values = false;  ///< Its conditions ask value(x), a tensor's constant value.
+};
+
 /// The operator axioms and their small instances, made once for every rule's proof (each
 /// instance's match points into `axioms`, so the set is moved, never copied).
 struct AxiomSet {
   std::vector<rules::Rule> axioms;
   std::vector<std::vector<Instance>> instances;  ///< Per axiom: the layouts it is stated at.
+  std::vector<AxiomLayout> layouts;              ///< Every distinct axiom formula, in order.
   AxiomSet() = default;
   AxiomSet(const AxiomSet&) = delete;
   AxiomSet& operator=(const AxiomSet&) = delete;

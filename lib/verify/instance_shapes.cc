@@ -186,14 +186,21 @@ Dims with_entry(const NodeDraw& draw, Dims dims, int64_t entry) {
 }
 
 /// A Reshape's target for `dims`: most often the same sizes, perhaps with a -1 or a 0 (copy) in
-/// one place, else every element in one row or one column.
+/// one place, else every element in one row or one column, or in one dim of 1 to 4 whose others
+/// are 1 (a bias [M] as [M, 1, 1], and back), its size perhaps written -1.
 Dims reshape_target(const NodeDraw& draw, const Dims& dims) {
   const int64_t elements = ir::num_elements(dims);
-  switch (uniform(draw, 0, 3)) {
+  switch (uniform(draw, 0, 4)) {
     case 0: return dims;
     case 1: return with_entry(draw, dims, -1);
     case 2: return with_entry(draw, dims, 0);
-    default: return chance(draw, 0.5) ? Dims{elements} : Dims{1, elements};
+    case 3: return chance(draw, 0.5) ? Dims{elements} : Dims{1, elements};
+    default: {
+      Dims units(static_cast<std::size_t>(uniform(draw, 1, 4)), 1);
+      units[static_cast<std::size_t>(uniform(draw, 0, static_cast<int64_t>(units.size()) - 1))] =
+          chance(draw, 0.5) ? elements : -1;
+      return units;
+    }
   }
 }
 

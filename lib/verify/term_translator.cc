@@ -2,6 +2,7 @@
 #include "verify/term_translator.h"
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 #include <set>
 #include <variant>
@@ -42,6 +43,9 @@ const std::set<std::string> kBroadcastingOps = {"Add", "Sub", "Mul", "Div", "Pow
 const std::set<std::string> kRankKeepingOps = {"Concat", "Split", "Conv", "AveragePool", "MaxPool",
                                                "BatchNormalization", "Softmax", "Cast", "Dropout",
                                                "Enlarge", "LeakyRelu", "Clip", "Expand"};
+
+/// Ops of several tensors whose result has the first one's dims.
+const std::set<std::string> kFirstShapeOps = {"BatchNormalization", "Dropout", "Cast", "Softmax", "Clip", "LeakyRelu"};
 
 /// Ops of one tensor whose result has the input's dims (element-wise functions).
 const std::set<std::string> kShapeKeepingOps = {"Abs",  "Ceil", "Erf",  "Exp",     "Floor",      "Identity",
@@ -263,8 +267,17 @@ class Translation {
   // ---- Nodes.
 
   /// The function name and argument list of a node: op, output index, inputs and attributes.
-  std::vector<z3::expr> apply_node(ir::OpKind op, const std::map<std::string, SymValue>& attrs,
+  std::vector<z3::expr> apply_node(ir::OpKind op, std::map<std::string, SymValue> attrs,
                                    const std::vector<z3::expr>& inputs, std::size_t outputs) {
+    // allowzero only says what a 0 in Reshape's shape means: without one, it is 0 (one function
+    // argument for every reshape to those sizes).
+    if (op == ir::OpKind::kReshape && attrs.count("allowzero") && attrs.count("shape")) {
+      const std::vector<z3::expr>& sizes = attrs.at("shape").items;
+      const bool no_zero = std::all_of(sizes.begin(), sizes.end(), [](const z3::expr& size) {
+        return size.is_numeral() && size.get_numeral_int64() != 0;
+      });
+      if (no_zero) attrs["allowzero"].items = {context_.int_val(0)};
+    }
     std::string layout = std::string(ops::kind_name(op)) + "/" + std::to_string(inputs.size()) + "(";
     std::vector<z3::expr> args;
     std::vector<z3::sort> domain;
@@ -319,7 +332,8 @@ class Translation {
     }
     std::size_t total = 0;
     for (std::size_t count : counts) total += count;
-    define_outputs(node.outputs, apply_node(node.op, attrs, inputs, total), counts, instance_.source, graph_node);
+    const std::vector<z3::expr> results = apply_node(node.op, attrs, inputs, total);
+    define_outputs(node.outputs, results, counts, instance_.source, graph_node);
     for (const std::string& output : node.outputs) scope_.source_attrs[output] = attrs;
     // The source is a valid graph: a split's sizes add up to its input's extent along the axis.
     // (Only here: a target split's sizes are the rule's to get right.)
@@ -327,6 +341,12 @@ class Translation {
       z3::expr sum = context_.int_val(0);
       for (const z3::expr& size : attrs.at("split").items) sum = sum + size;
       scope_.equation.hypotheses.push_back(sum == t_.dim()(inputs[0], attrs.at("axis").items.at(0)));
+      // A rule's split is also its parts concatenated back (the axiom concat-of-split, stated
+      // here for the parts at hand: E-matching cannot make that concatenation from the parts).
+      if (rule_.origin != rules::Origin::kAxiom && results.size() > 1) {
+        const std::vector<z3::expr> whole = apply_node(ir::OpKind::kConcat, {{"axis", attrs.at("axis")}}, results, 1);
+        scope_.equation.hypotheses.push_back(whole[0] == inputs[0]);
+      }
     }
   }
 
@@ -619,6 +639,21 @@ class Translation {
 
 }  // namespace
 
+z3::expr named_forall(z3::context& context, const std::string& name, const std::vector<z3::expr>& bound,
+                      const z3::expr& body) {
+  std::string id = name;  // A plain SMT-LIB symbol, so the printed query parses back.
+  for (char& c : id) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  }
+  std::vector<Z3_app> constants;
+  for (const z3::expr& constant : bound) constants.push_back(Z3_to_app(context, constant));
+  const Z3_ast quantifier = Z3_mk_quantifier_const_ex(
+      context, true, 0, Z3_mk_string_symbol(context, id.c_str()), Z3_mk_string_symbol(context, ""),
+      static_cast<unsigned>(constants.size()), constants.data(), 0, nullptr, 0, nullptr, body);
+  context.check_error();
+  return z3::expr(context, quantifier);
+}
+
 TermTranslator::TermTranslator(z3::context& context)
     : context_(context),
       tensor_(context.uninterpreted_sort("Tensor")),
@@ -669,45 +704,72 @@ std::optional<z3::expr> TermTranslator::result_rank(const std::string& name, con
   return std::nullopt;
 }
 
+namespace {
+
+/// Fresh constants for each argument of `function`, to quantify a fact about it over.
+std::vector<z3::expr> fresh_arguments(z3::context& context, const z3::func_decl& function) {
+  std::vector<z3::expr> args;
+  for (unsigned i = 0; i < function.arity(); ++i) {
+    args.push_back(context.constant(("d!" + std::to_string(i)).c_str(), function.domain(i)));
+  }
+  return args;
+}
+
+z3::expr apply(const z3::func_decl& function, const std::vector<z3::expr>& args) {
+  z3::expr_vector arguments(function.ctx());
+  for (const z3::expr& arg : args) arguments.push_back(arg);
+  return function(arguments);
+}
+
+}  // namespace
+
 std::vector<z3::expr> TermTranslator::dim_facts(const std::set<std::string>& names) {
   std::vector<z3::expr> facts;
   for (const auto& [name, function] : functions_) {
     if (!names.count(name)) continue;
-    {
-      // What rank the result has, where the op says.
-      z3::expr_vector bound(context_);
-      std::vector<z3::expr> args;
-      for (unsigned i = 0; i < function.arity(); ++i) {
-        args.push_back(context_.constant(("r!" + std::to_string(i)).c_str(), function.domain(i)));
-        bound.push_back(args.back());
-      }
-      z3::expr_vector arguments(context_);
-      for (const z3::expr& arg : args) arguments.push_back(arg);
-      if (const std::optional<z3::expr> rank = result_rank(name, function, args)) {
-        facts.push_back(z3::forall(bound, rank_(function(arguments)) == *rank));
-      }
+    const std::vector<z3::expr> args = fresh_arguments(context_, function);
+    const z3::expr result = apply(function, args);
+    // What rank the result has, where the op says.
+    if (const std::optional<z3::expr> rank = result_rank(name, function, args)) {
+      facts.push_back(named_forall(context_, "rank:" + name, args, rank_(result) == *rank));
     }
     const bool split = name.rfind("Split/1(axis:i1,split:i", 0) == 0;
     const bool concat = name.rfind("Concat/", 0) == 0 && name.find("(axis:i1,)#0") != std::string::npos;
-    const bool unary = name.find("/1()#0") != std::string::npos &&
-                       kShapeKeepingOps.count(name.substr(0, name.find('/')));
-    if (unary) {
-      // An element-wise function of one tensor keeps its dims.
-      const z3::expr x = context_.constant("d!x", tensor_);
-      const z3::expr i = context_.int_const("d!i");
-      facts.push_back(z3::forall(x, i, dim_(function(x), i) == dim_(x, i)));
+    const std::string op = name.substr(0, name.find('/'));
+    std::vector<z3::expr> tensors;
+    for (const z3::expr& arg : args) {
+      if (arg.get_sort().sort_kind() == Z3_UNINTERPRETED_SORT) tensors.push_back(arg);
+    }
+    const z3::expr i = context_.int_const("d!i");
+    std::vector<z3::expr> over = args;
+    over.push_back(i);
+    if (!tensors.empty() && name.find(")#0") != std::string::npos &&
+        (kShapeKeepingOps.count(op) || kFirstShapeOps.count(op))) {
+      // An element-wise function keeps its (first) input's dims.
+      facts.push_back(named_forall(context_, "dims:" + name, over, dim_(result, i) == dim_(tensors[0], i)));
+      continue;
+    }
+    if (kBroadcastingOps.count(op) && tensors.size() == 2) {
+      // Operands of one rank: where one's dim is 1 or the other's, the result has the other's.
+      const z3::expr& x = tensors[0];
+      const z3::expr& y = tensors[1];
+      const z3::expr same = rank_(x) == rank_(y);
+      facts.push_back(named_forall(context_, "dims:" + name, over,
+                                   z3::implies(same && (dim_(y, i) == 1 || dim_(y, i) == dim_(x, i)), dim_(result, i) == dim_(x, i))));
+      facts.push_back(named_forall(context_, "dims:" + name + ":right", over,
+                                   z3::implies(same && dim_(x, i) == 1, dim_(result, i) == dim_(y, i))));
+      // A scalar operand leaves the other's dims.
+      facts.push_back(named_forall(context_, "dims:" + name + ":scalar", over,
+                                   z3::implies(rank_(y) == 0, dim_(result, i) == dim_(x, i))));
+      facts.push_back(named_forall(context_, "dims:" + name + ":scalar-left", over,
+                                   z3::implies(rank_(x) == 0, dim_(result, i) == dim_(y, i))));
+      continue;
+    }
+    if (name.rfind("Reshape/1(allowzero:i1,shape:i", 0) == 0) {
+      reshape_dim_facts(function, facts);
       continue;
     }
     if (!split && !concat) continue;
-    z3::expr_vector bound(context_);
-    std::vector<z3::expr> args;
-    for (unsigned i = 0; i < function.arity(); ++i) {
-      args.push_back(context_.constant(("d!" + std::to_string(i)).c_str(), function.domain(i)));
-      bound.push_back(args.back());
-    }
-    z3::expr_vector arguments(context_);
-    for (const z3::expr& arg : args) arguments.push_back(arg);
-    const z3::expr result = function(arguments);
     const z3::expr& axis = args.front();
     z3::expr fact = context_.bool_val(true);
     if (split) {
@@ -720,9 +782,37 @@ std::vector<z3::expr> TermTranslator::dim_facts(const std::set<std::string>& nam
       for (std::size_t i = 1; i < args.size(); ++i) sum = sum + dim_(args[i], axis);
       fact = dim_(result, axis) == sum;
     }
-    facts.push_back(z3::forall(bound, fact));
+    facts.push_back(named_forall(context_, "dims:" + name, args, fact));
   }
   return facts;
+}
+
+void TermTranslator::reshape_dim_facts(const z3::func_decl& function, std::vector<z3::expr>& facts) {
+  // Arguments: allowzero, the shape's K entries, the input.
+  const unsigned entries = function.arity() - 2;
+  const std::vector<z3::expr> args = fresh_arguments(context_, function);
+  const z3::expr result = apply(function, args);
+  const z3::expr& allowzero = args[0];
+  const z3::expr& input = args.back();
+  for (unsigned j = 0; j < entries; ++j) {
+    const z3::expr& size = args[1 + j];
+    const z3::expr at = context_.int_val(static_cast<int>(j));
+    // A size is the dim; 0 without allowzero copies the input's dim at the same place.
+    const std::string tag = "dims:" + function.name().str() + ":" + std::to_string(j);
+    facts.push_back(named_forall(context_, tag, args, z3::implies(size >= 1 || (size == 0 && allowzero != 0), dim_(result, at) == size)));
+    facts.push_back(named_forall(context_, tag + ":copy", args, z3::implies(size == 0 && allowzero == 0, dim_(result, at) == dim_(input, at))));
+    // A -1 is the input's element count over the other dims, at each rank the input may have.
+    for (int rank = 0; rank <= 6; ++rank) {
+      z3::expr count = context_.int_val(1);
+      for (int i = 0; i < rank; ++i) count = count * dim_(input, context_.int_val(i));
+      z3::expr product = dim_(result, at);
+      for (unsigned i = 0; i < entries; ++i) {
+        if (i != j) product = product * dim_(result, context_.int_val(static_cast<int>(i)));
+      }
+      facts.push_back(named_forall(context_, tag + ":rank" + std::to_string(rank), args,
+                                   z3::implies(size == -1 && rank_(input) == rank, product == count)));
+    }
+  }
 }
 
 int TermTranslator::string_code(const std::string& text) {

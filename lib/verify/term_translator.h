@@ -15,6 +15,10 @@
 
 namespace graphsub::verify {
 
+/// ∀ bound. body, with `name` as the quantifier's id (what Z3's profiles and dumps show).
+z3::expr named_forall(z3::context& context, const std::string& name, const std::vector<z3::expr>& bound,
+                      const z3::expr& body);
+
 /// A rule (or an axiom) as an equation: for all `bound` constants, the hypotheses imply that each
 /// source term equals its target term.
 struct Equation {
@@ -70,6 +74,9 @@ class TermTranslator {
   /// The rank of what `function` (named `name`) makes from `args`, where the op determines it.
   std::optional<z3::expr> result_rank(const std::string& name, const z3::func_decl& function,
                                       const std::vector<z3::expr>& args);
+
+  /// The dims of a Reshape function's result, from its shape argument and its input.
+  void reshape_dim_facts(const z3::func_decl& function, std::vector<z3::expr>& facts);
 
   z3::context& context_;
   z3::sort tensor_;

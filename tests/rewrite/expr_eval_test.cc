@@ -108,8 +108,18 @@ TEST_CASE("failures are errors, never exceptions") {
   CHECK(b.text("shape(x)[3]") == "error: index 3 is out of range for shape(x)");
   CHECK(b.text("[1, 2] + [1, 2, 3]") == "error: '+' on lists of different lengths");
   CHECK(b.text("\"a\" + 1") == "error: '+' needs numbers or lists of numbers");
-  CHECK(b.text("[1] < [2]") == "error: '<' needs two numbers");
+  CHECK(b.text("[1] < [2, 3]") == "error: '<' needs lists of one length");
   CHECK(b.text("1 ++ [2]") == "error: '++' needs two lists");
+}
+
+TEST_CASE("an order between lists holds when it holds for every element") {
+  const Bound b;
+  CHECK(b.text("[1, 2] < [2, 3]") == "1");
+  CHECK(b.text("[1, 3] < [2, 3]") == "0");
+  CHECK(b.text("[1, 2, 3] >= 1") == "1");
+  CHECK(b.text("[1, 0, 3] >= 1") == "0");
+  CHECK(b.text("0 <= [0, 4]") == "1");
+  CHECK(b.text("[-1, 2] * [-1, 2] >= 1") == "1");
 }
 
 TEST_CASE("conditions hold when non-zero") {
