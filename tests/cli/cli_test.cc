@@ -339,6 +339,26 @@ TEST_CASE("optimize searches only with rules proved under the current axioms unl
   CHECK(proved["search"]["unverified_rules_used"].empty());
   CHECK_FALSE(proved["search"]["substitutions"].empty());
   for (const auto& step : proved["search"]["substitutions"]) CHECK(step["proved"] == true);
+  // The same rules without their proof lines are searched with only when asked, and then the
+  // report and the printed summary name the unverified rules the written model used.
+  std::istringstream fusion(read_file(fs::path(GRAPHSUB_SOURCE_DIR) / "rules" / "fusion.rules"));
+  const fs::path unproved_fusion = scratch.path() / "unproved_fusion.rules";
+  {
+    std::ofstream file(unproved_fusion);
+    for (std::string line; std::getline(fusion, line);) {
+      if (line.rfind("  proof ", 0) != 0) file << line << "\n";
+    }
+  }
+  fs::remove(out);
+  const Run asked = graphsub(base + " --rules " + unproved_fusion.string() + " --allow-unverified --report " + report.string());
+  REQUIRE(asked.status == 0);
+  const nlohmann::json unverified = nlohmann::json::parse(read_file(report));
+  CHECK(unverified["rules"]["allow_unverified"] == true);
+  CHECK_FALSE(unverified["search"]["unverified_rules_used"].empty());
+  for (const auto& step : unverified["search"]["substitutions"]) CHECK(step["proved"] == false);
+  if (unverified["result"]["written"] == "optimized") {
+    CHECK(asked.out.find("unverified rules used (--allow-unverified): ") != std::string::npos);
+  }
   // The default set: every rule it searches with is proved.
   fs::remove(out);
   REQUIRE(graphsub(base + " --report " + report.string()).status == 0);
