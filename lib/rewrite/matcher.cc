@@ -45,7 +45,9 @@ class GraphIndex {
 /// A partial match.
 struct State {
   Match match;
-  std::map<ir::ValueId, std::string> names;  ///< Graph value → the pattern name bound to it.
+  /// Graph value → the pattern name bound to it (the rule's own string: a state is copied at
+  /// every step of the search, and copying names was much of the matcher's time).
+  std::map<ir::ValueId, const std::string*> names;
   /// Attribute constraints other than a bare variable, checked once every node is bound.
   std::vector<std::pair<ir::NodeId, const rules::AttrSetting*>> deferred;
 };
@@ -54,7 +56,7 @@ struct State {
 bool bind_value(const std::string& name, ir::ValueId id, State& state) {
   const auto it = state.match.values.find(name);
   if (it != state.match.values.end()) return it->second == id;
-  if (id == ir::kNoValue || !state.names.emplace(id, name).second) return false;
+  if (id == ir::kNoValue || !state.names.emplace(id, &name).second) return false;
   state.match.values.emplace(name, id);
   return true;
 }
@@ -64,7 +66,7 @@ bool bind_list(const std::string& name, std::vector<ir::ValueId> ids, State& sta
   const auto it = state.match.lists.find(name);
   if (it != state.match.lists.end()) return it->second == ids;
   for (ir::ValueId id : ids) {
-    if (id == ir::kNoValue || !state.names.emplace(id, name).second) return false;
+    if (id == ir::kNoValue || !state.names.emplace(id, &name).second) return false;
   }
   state.match.lists.emplace(name, std::move(ids));
   return true;
@@ -254,7 +256,7 @@ class Search {
       for (ir::ValueId value : index_.graph().node(id).outputs) {
         if (!used_outside(value, state)) continue;
         const auto name = state.names.find(value);
-        if (name == state.names.end() || mapped_.count(name->second) == 0) return false;
+        if (name == state.names.end() || mapped_.count(*name->second) == 0) return false;
       }
     }
     return true;
