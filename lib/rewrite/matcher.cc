@@ -117,6 +117,21 @@ bool bind_names(const std::vector<std::string>& names, const std::vector<ir::Val
   return true;
 }
 
+/// Whether `expr` is made of literals only (its value needs nothing bound).
+bool is_literal(const rules::Expr& expr) {
+  using Kind = rules::Expr::Kind;
+  switch (expr.kind) {
+    case Kind::kInt:
+    case Kind::kFloat:
+    case Kind::kString: return true;
+    case Kind::kList:
+    case Kind::kNegate:
+    case Kind::kBinary:
+      return std::all_of(expr.operands.begin(), expr.operands.end(), [](const rules::Expr& e) { return is_literal(e); });
+    default: return false;
+  }
+}
+
 /// Binds a fresh `?var` or compares a bound one; defers any other expression.
 bool bind_attribute(const rules::AttrSetting& setting, ir::NodeId id, const ir::AttrValue& actual,
                     State& state) {
@@ -233,9 +248,23 @@ class Search {
     if (!bind_names(pattern.outputs, node.outputs, lead_out, state)) return false;
     for (const rules::AttrSetting& setting : pattern.attrs) {
       const ir::AttrValue* actual = node.attrs.find(setting.name);
-      if (!actual || !bind_attribute(setting, id, *actual, state)) return false;
+      if (!actual) return false;
+      // A literal (activation = "none", axis = 1) is compared now: it prunes the search early.
+      if (is_literal(setting.value)) {
+        if (!attribute_holds(setting, *actual, context(state))) return false;
+        continue;
+      }
+      if (!bind_attribute(setting, id, *actual, state)) return false;
     }
     return true;
+  }
+
+  /// Whether the value of `setting`'s expression is the attribute's value.
+  static bool attribute_holds(const rules::AttrSetting& setting, const ir::AttrValue& actual, const EvalContext& eval) {
+    const EvalResult result = evaluate(setting.value, eval);
+    if (!result.ok()) return false;
+    const std::optional<ir::AttrValue> expected = to_attr(result.value, &actual);
+    return expected && *expected == actual;
   }
 
   /// The checks on a complete binding: outside uses first (cheap), then expressions.
@@ -278,11 +307,7 @@ class Search {
   bool deferred_attributes_hold(const State& state) const {
     const EvalContext eval = context(state);
     for (const auto& [id, setting] : state.deferred) {
-      const ir::AttrValue* actual = index_.graph().node(id).attrs.find(setting->name);
-      const EvalResult result = evaluate(setting->value, eval);
-      if (!result.ok()) return false;
-      const std::optional<ir::AttrValue> expected = to_attr(result.value, actual);
-      if (!expected || *expected != *actual) return false;
+      if (!attribute_holds(*setting, *index_.graph().node(id).attrs.find(setting->name), eval)) return false;
     }
     return true;
   }
