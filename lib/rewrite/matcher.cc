@@ -146,8 +146,10 @@ bool bind_attribute(const rules::AttrSetting& setting, ir::NodeId id, const ir::
 /// One search: the matches of one plan in one graph.
 class Search {
  public:
-  Search(const GraphIndex& index, const Matcher::Plan& plan, std::vector<Match>& out)
-      : index_(index), plan_(plan), rule_(*plan.rule), out_(out) {
+  /// `touched`, when given, keeps only the matches that bind one of the nodes it marks.
+  Search(const GraphIndex& index, const Matcher::Plan& plan, std::vector<Match>& out,
+         const std::vector<char>* touched = nullptr)
+      : index_(index), plan_(plan), rule_(*plan.rule), out_(out), touched_(touched) {
     for (const rules::OutputMap& map : rule_.outputs) mapped_.insert(map.source);
   }
 
@@ -162,7 +164,7 @@ class Search {
  private:
   void extend(std::size_t step, const State& state) {
     if (step == plan_.order.size()) {
-      if (accept(state)) out_.push_back(state.match);
+      if (binds_touched(state) && accept(state)) out_.push_back(state.match);
       return;
     }
     const std::size_t index = plan_.order[step];
@@ -267,6 +269,12 @@ class Search {
     return expected && *expected == actual;
   }
 
+  bool binds_touched(const State& state) const {
+    if (!touched_) return true;
+    return std::any_of(state.match.nodes.begin(), state.match.nodes.end(),
+                       [this](ir::NodeId id) { return (*touched_)[static_cast<std::size_t>(id)] != 0; });
+  }
+
   /// The checks on a complete binding: outside uses first (cheap), then expressions.
   bool accept(const State& state) const {
     return outside_uses_mapped(state) && deferred_attributes_hold(state) && conditions_hold(state);
@@ -324,6 +332,7 @@ class Search {
   const Matcher::Plan& plan_;
   const rules::Rule& rule_;
   std::vector<Match>& out_;
+  const std::vector<char>* touched_;
   std::set<std::string> mapped_;
 };
 
@@ -392,17 +401,14 @@ std::vector<char> near(const GraphIndex& index, const std::vector<ir::NodeId>& n
 
 /// Adds every match anchored at node `id` of the plans whose first source op is its op.
 void match_at(const GraphIndex& index, ir::NodeId id, const std::vector<Matcher::Plan>& plans,
-              const std::map<ir::OpKind, std::vector<std::size_t>>& by_anchor_op, std::vector<Match>& matches) {
+              const std::map<ir::OpKind, std::vector<std::size_t>>& by_anchor_op, std::vector<Match>& matches,
+              const std::vector<char>* touched = nullptr) {
   const auto anchored = by_anchor_op.find(index.graph().node(id).op);
   if (anchored == by_anchor_op.end()) return;
-  for (std::size_t plan : anchored->second) Search(index, plans[plan], matches).run(id);
+  for (std::size_t plan : anchored->second) Search(index, plans[plan], matches, touched).run(id);
 }
 
 /// True when the match binds a node of `nodes`.
-bool binds_any(const Match& match, const std::vector<ir::NodeId>& nodes) {
-  return std::any_of(match.nodes.begin(), match.nodes.end(),
-                     [&](ir::NodeId id) { return std::find(nodes.begin(), nodes.end(), id) != nodes.end(); });
-}
 
 }  // namespace
 
@@ -425,13 +431,14 @@ std::vector<Match> Matcher::find_all(const ir::Graph& graph) const {
 std::vector<Match> Matcher::find_touching(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes) const {
   const GraphIndex index(graph);
   const std::vector<char> anchors = near(index, nodes, std::max<std::size_t>(largest_source_, 1) - 1);
-  std::vector<Match> found;
-  for (ir::NodeId id : graph.node_ids()) {
-    if (anchors[id]) match_at(index, id, plans_, by_anchor_op_, found);
+  // Only the matches that bind one of `nodes` are kept, checked before a match is copied out.
+  std::vector<char> touched(static_cast<std::size_t>(graph.node_capacity()), 0);
+  for (ir::NodeId id : nodes) {
+    if (id >= 0 && static_cast<std::size_t>(id) < touched.size()) touched[static_cast<std::size_t>(id)] = 1;
   }
   std::vector<Match> matches;
-  for (Match& match : found) {
-    if (binds_any(match, nodes)) matches.push_back(std::move(match));
+  for (ir::NodeId id : graph.node_ids()) {
+    if (anchors[id]) match_at(index, id, plans_, by_anchor_op_, matches, &touched);
   }
   return matches;
 }
