@@ -40,9 +40,9 @@ struct Scope {
 const std::set<std::string> kBroadcastingOps = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
 
 /// Ops whose result has the rank of their first tensor input.
-const std::set<std::string> kRankKeepingOps = {"Concat", "Split", "Conv", "AveragePool", "MaxPool",
-                                               "BatchNormalization", "Softmax", "Cast", "Dropout",
-                                               "Enlarge", "LeakyRelu", "Clip", "Expand"};
+/// Ops whose first result has the rank of their first tensor input, besides those that keep
+/// its dims (Expand is not one: it may add leading dims).
+const std::set<std::string> kRankKeepingOps = {"Concat", "Split", "Conv", "AveragePool", "MaxPool", "Enlarge"};
 
 /// Ops of several tensors whose result has the first one's dims.
 const std::set<std::string> kFirstShapeOps = {"BatchNormalization", "Dropout", "Cast", "Softmax", "Clip", "LeakyRelu"};
@@ -691,7 +691,11 @@ std::optional<z3::expr> TermTranslator::result_rank(const std::string& name, con
   if (kBroadcastingOps.count(op) && tensors.size() == 2) {
     return z3::ite(rank_(tensors[0]) >= rank_(tensors[1]), rank_(tensors[0]), rank_(tensors[1]));
   }
-  if (kRankKeepingOps.count(op) || kShapeKeepingOps.count(op)) return rank_(tensors[0]);
+  // Only the first result (every part of a Split): batch norm's other results are 1-D.
+  const bool first = name.find(")#0") != std::string::npos || op == "Split";
+  if (first && (kRankKeepingOps.count(op) || kShapeKeepingOps.count(op) || kFirstShapeOps.count(op))) {
+    return rank_(tensors[0]);
+  }
   for (const char* list : {"shape:i", "perm:i"}) {
     const std::string key = std::string("(") + list;
     const std::string other = std::string(",") + list;
