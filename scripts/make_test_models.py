@@ -76,6 +76,39 @@ def symbolic_dims():
     save(model_of(graph), "symbolic_dims.onnx")
 
 
+def channel_shuffle():
+    """ShuffleNet's channel shuffle as PyTorch exports it for a dynamic batch N: the Reshape
+    targets are computed at run time from Shape, Gather, Div, Unsqueeze and Concat."""
+    def const(name, values):
+        return helper.make_node("Constant", [], [name], name=name,
+                                value=helper.make_tensor(name, TensorProto.INT64, [len(values)] if
+                                                         isinstance(values, list) else [],
+                                                         values if isinstance(values, list) else [values]))
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", kernel_shape=[1, 1])]
+    for axis in range(4):
+        nodes += [const(f"i{axis}", axis),
+                  helper.make_node("Shape", ["c"], [f"s{axis}"], name=f"shape{axis}"),
+                  helper.make_node("Gather", [f"s{axis}", f"i{axis}"], [f"d{axis}"], name=f"gather{axis}", axis=0)]
+    nodes += [const("groups", 2), const("axes", [0]), const("two", [2]), const("minus_one", [-1]),
+              helper.make_node("Div", ["d1", "groups"], ["per_group"], name="div")]
+    for name in ("d0", "per_group", "d2", "d3"):
+        nodes.append(helper.make_node("Unsqueeze", [name, "axes"], [name + "_1d"], name="unsqueeze_" + name))
+    nodes += [
+        helper.make_node("Concat", ["d0_1d", "two", "per_group_1d", "d2_1d", "d3_1d"], ["split_shape"],
+                         name="concat_split", axis=0),
+        helper.make_node("Reshape", ["c", "split_shape"], ["grouped"], name="reshape_split"),
+        helper.make_node("Transpose", ["grouped"], ["swapped"], name="transpose", perm=[0, 2, 1, 3, 4]),
+        helper.make_node("Concat", ["d0_1d", "minus_one", "d2_1d", "d3_1d"], ["flat_shape"], name="concat_flat",
+                         axis=0),
+        helper.make_node("Reshape", ["swapped", "flat_shape"], ["shuffled"], name="reshape_flat"),
+        helper.make_node("Relu", ["shuffled"], ["y"], name="relu"),
+    ]
+    graph = helper.make_graph(
+        nodes, "channel_shuffle", [tensor_info("x", ["N", 8, 4, 4])], [tensor_info("y", ["N", 8, 4, 4])],
+        initializer=[weight("w", [8, 8, 1, 1], 7)])
+    save(model_of(graph), "channel_shuffle.onnx")
+
+
 def unsorted_nodes():
     """y = Relu(Sigmoid(Neg(x))), the nodes listed last to first."""
     nodes = [
@@ -214,7 +247,7 @@ def main():
     os.makedirs(MODELS, exist_ok=True)
     for build in (cycle, shape_mismatch, symbolic_dims, unsorted_nodes, constants, fold_transpose,
                   external_data, custom_op, input_default, sparse_initializer, if_outer_scope,
-                  typed_tensors):
+                  typed_tensors, channel_shuffle):
         build()
     return 0
 

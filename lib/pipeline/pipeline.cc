@@ -21,6 +21,7 @@
 #include "onnx_io/onnx_io.h"
 #include "pipeline/measured_search.h"
 #include "rewrite/matcher.h"
+#include "rewrite/shape_arithmetic.h"
 #include "rules/parser.h"
 #include "rules/shipped_rules.h"
 #include "rules/taso_reader.h"
@@ -243,12 +244,21 @@ class Run {
                                                cost::describe(target_.measurer->cache().header()) + ")"
                                          : "the analytical estimate (not measured)");
     timer_.start();
-    const ir::Graph folded = onnx_io::fold_weight_nodes(original_);
+    rewrite::ShapeArithmeticStats& shapes = shapes_;
+    const ir::Graph resolved = rewrite::resolve_shape_arithmetic(original_, &shapes);
+    const ir::Graph folded = onnx_io::fold_weight_nodes(resolved);
     timer_.stop("fold");
-    logger("cli")->info("{} weight-only nodes computed before the search", original_.node_count() - folded.node_count());
+    logger("cli")->info("shape arithmetic resolved ahead of time: {} values made constant, {} reshape targets made "
+                        "literal, {} operands read as attributes, {} nodes removed",
+                        shapes.constants, shapes.reshapes, shapes.attribute_forms, shapes.nodes_removed);
+    logger("cli")->info("{} weight-only nodes computed before the search", resolved.node_count() - folded.node_count());
     outcome_.report = {{"input", request_.input},          {"output", request_.output},
                        {"import", import_json(import_stats_)}, {"nodes_before", original_.node_count()},
                        {"target", target_json(target_)}, {"dims", request_.check.dims},
+                       {"shape_arithmetic", {{"values_made_constant", shapes.constants},
+                                             {"reshape_targets_made_literal", shapes.reshapes},
+                                             {"operands_read_as_attributes", shapes.attribute_forms},
+                                             {"nodes_removed", shapes.nodes_removed}}},
                        {"rules", {{"searched", rules.size()},
                                   {"allow_unverified", request_.allow_unverified},
                                   {"unverified_left_out", searched.unverified_left_out}}}};
@@ -280,7 +290,7 @@ class Run {
                                              : folded.node_count() == original_.node_count() ? "input"
                                                                                               : "folded input"},
                                  {"reason", "ranked by the analytical estimate; nothing was measured"}};
-    outcome_.summary = request_.output + ": " + std::to_string(result.steps.size()) + " substitutions; " +
+    outcome_.summary = request_.output + ": " + changes(result.steps.size()) + "; " +
                        format("estimated %.4g ms -> %.4g ms", result.initial_cost.time_ms, result.best_cost.time_ms) +
                        " on " + target_.spec.name + " (an estimate, not measured)";
     return result.steps.empty() && folded.node_count() == original_.node_count() ? original_ : result.best;
@@ -322,10 +332,17 @@ class Run {
     return verdict.keep_candidate ? result.best : original_;
   }
 
+  /// "12 substitutions", and the shape arithmetic resolved before the search if any.
+  std::string changes(std::size_t steps) const {
+    std::string text = std::to_string(steps) + " substitutions";
+    if (shapes_.nodes_removed > 0) text += ", " + std::to_string(shapes_.nodes_removed) + " nodes of shape arithmetic resolved";
+    return text;
+  }
+
   std::string summary(const GuardVerdict& verdict, std::size_t steps) const {
     const std::string where = " in " + target_.spec.name;
     if (verdict.keep_candidate) {
-      std::string text = request_.output + ": " + std::to_string(steps) + " substitutions; measured" + where + ": ";
+      std::string text = request_.output + ": " + changes(steps) + "; measured" + where + ": ";
       if (verdict.before && verdict.after) {
         text += format("%.4g ms -> %.4g ms, ", verdict.before->median_ms, verdict.after->median_ms);
       }
@@ -378,6 +395,7 @@ class Run {
   PhaseTimer timer_;
   onnx_io::ImportStats import_stats_;
   ir::Graph original_;
+  rewrite::ShapeArithmeticStats shapes_;
   Target target_;
   std::set<std::string> unverified_;  ///< Searched rules not proved (only with --allow-unverified).
   search::OptimizeResult optimized_;

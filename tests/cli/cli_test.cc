@@ -200,6 +200,25 @@ TEST_CASE("when nothing changes, the input is written back byte for byte", "[cli
   CHECK(read_file(report).find("\"copied_input\": false") != std::string::npos);
 }
 
+TEST_CASE("shape arithmetic on a symbolic batch is resolved ahead of time", "[cli]") {
+  // ShuffleNet's channel shuffle for a batch N: the Reshape targets computed from Shape, Gather,
+  // Div, Unsqueeze and Concat become literal ([0, 2, 4, 4, 4] and [0, -1, 4, 4]).
+  const Scratch scratch("shape_arithmetic");
+  const fs::path out = scratch.path() / "out.onnx";
+  const fs::path report = scratch.path() / "report.json";
+  Run run = graphsub("-q optimize " + model("channel_shuffle.onnx") + " -o " + out.string() +
+                     " --target cpu --check 3 --dim N=3 --report " + report.string());
+  INFO(run.err);
+  REQUIRE(run.status == 0);
+  const nlohmann::json json = nlohmann::json::parse(read_file(report));
+  CHECK(json["shape_arithmetic"]["reshape_targets_made_literal"] == 2);
+  CHECK(json["check"]["passed"] == true);
+  CHECK(json["nodes_before"] == 20);  // the Constant nodes are weights once read
+  const std::string written = read_file(out);
+  CHECK(written.find("Shape") == std::string::npos);
+  CHECK(written.find("Gather") == std::string::npos);
+}
+
 TEST_CASE("an estimate target says so and measures nothing", "[cli]") {
   const Scratch scratch("estimate");
   const fs::path out = scratch.path() / "out.onnx";

@@ -1,0 +1,421 @@
+// Shape arithmetic that a model's dims decide, done once ahead of time instead of on every run.
+#include "rewrite/shape_arithmetic.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ops/operands.h"
+#include "ops/registry.h"
+#include "rewrite/rewriter.h"
+
+namespace graphsub::rewrite {
+namespace {
+
+/// Integer vectors longer than this are data, not shapes, and are not followed.
+constexpr std::size_t kMaxElements = 64;
+
+/// One element of a shape value: a known integer, a named symbol (a dim_param), or unknown.
+struct Element {
+  int64_t value = 0;
+  std::string symbol;
+  bool known = false;
+
+  static Element of(int64_t size) { return {size, {}, true}; }
+  static Element named(const std::string& name) { return {0, name, false}; }
+  bool is_symbol() const { return !known && !symbol.empty(); }
+  bool resolved() const { return known || !symbol.empty(); }
+};
+
+/// An integer scalar or vector computed from dims, element by element.
+struct ShapeValue {
+  std::vector<Element> elements;
+  bool scalar = false;
+
+  bool all_known() const {
+    return std::all_of(elements.begin(), elements.end(), [](const Element& e) { return e.known; });
+  }
+  std::vector<int64_t> sizes() const {
+    std::vector<int64_t> out;
+    for (const Element& e : elements) out.push_back(e.value);
+    return out;
+  }
+};
+
+using Values = std::vector<std::optional<ShapeValue>>;
+
+bool is_index_type(ir::DataType dtype) { return dtype == ir::DataType::kInt64 || dtype == ir::DataType::kInt32; }
+
+std::optional<ShapeValue> from_weight(const ir::Value& value) {
+  const ir::TensorPtr& data = value.data;
+  if (!data || !is_index_type(data->dtype()) || data->rank() > 1) return std::nullopt;
+  if (static_cast<std::size_t>(data->num_elements()) > kMaxElements) return std::nullopt;
+  ShapeValue out{{}, data->rank() == 0};
+  for (int64_t size : data->to_int64s()) out.elements.push_back(Element::of(size));
+  return out;
+}
+
+std::optional<ShapeValue> shape_of(const ir::Node& node, const ir::TensorType& type) {
+  if (!type.shape.rank_known) return std::nullopt;
+  const auto rank = static_cast<int64_t>(type.shape.rank());
+  auto clamp = [rank](int64_t at) { return std::clamp<int64_t>(at < 0 ? at + rank : at, 0, rank); };
+  const int64_t start = clamp(node.attrs.get_int("start", 0));
+  const int64_t end = std::max(start, clamp(node.attrs.get_int("end", rank)));
+  ShapeValue out;
+  for (int64_t axis = start; axis < end; ++axis) {
+    const ir::Dim& dim = type.shape.dims[static_cast<std::size_t>(axis)];
+    out.elements.push_back(dim.is_known() ? Element::of(dim.value) : dim.is_symbolic() ? Element::named(dim.symbol)
+                                                                                        : Element{});
+  }
+  return out;
+}
+
+/// Gather along axis 0 of a vector, with known indices.
+std::optional<ShapeValue> gather(const ir::Node& node, const ShapeValue& data, const ShapeValue& indices) {
+  if (node.attrs.get_int("axis", 0) != 0 || data.scalar || !indices.all_known()) return std::nullopt;
+  const auto size = static_cast<int64_t>(data.elements.size());
+  ShapeValue out{{}, indices.scalar};
+  for (int64_t index : indices.sizes()) {
+    if (index < 0) index += size;
+    if (index < 0 || index >= size) return std::nullopt;
+    out.elements.push_back(data.elements[static_cast<std::size_t>(index)]);
+  }
+  return out;
+}
+
+/// Slice of a vector along axis 0 (ONNX's clamping of starts and ends, any non-zero step).
+std::optional<ShapeValue> slice(const ir::Node& node, const ShapeValue& data) {
+  const std::vector<int64_t> starts = node.attrs.get_ints("starts", {});
+  const std::vector<int64_t> ends = node.attrs.get_ints("ends", {});
+  const std::vector<int64_t> axes = node.attrs.get_ints("axes", {0});
+  const std::vector<int64_t> steps = node.attrs.get_ints("steps", {1});
+  if (data.scalar || starts.size() != 1 || ends.size() != 1 || axes.size() != 1 || steps.size() != 1) return std::nullopt;
+  if ((axes[0] != 0 && axes[0] != -1) || steps[0] == 0) return std::nullopt;
+  const auto size = static_cast<int64_t>(data.elements.size());
+  const int64_t step = steps[0];
+  auto bound = [size, step](int64_t at) {
+    if (at < 0) at = at < std::numeric_limits<int64_t>::min() + size ? -1 : at + size;
+    return step > 0 ? std::clamp<int64_t>(at, 0, size) : std::clamp<int64_t>(at, -1, size - 1);
+  };
+  ShapeValue out;
+  for (int64_t i = bound(starts[0]), end = bound(ends[0]); step > 0 ? i < end : i > end; i += step) {
+    out.elements.push_back(data.elements[static_cast<std::size_t>(i)]);
+  }
+  return out;
+}
+
+std::optional<ShapeValue> concat(const ir::Node& node, const Values& values) {
+  const int64_t axis = node.attrs.get_int("axis", 0);
+  if (axis != 0 && axis != -1) return std::nullopt;
+  ShapeValue out;
+  for (ir::ValueId input : node.inputs) {
+    if (input == ir::kNoValue || !values[input] || values[input]->scalar) return std::nullopt;
+    const std::vector<Element>& part = values[input]->elements;
+    out.elements.insert(out.elements.end(), part.begin(), part.end());
+  }
+  return out;
+}
+
+/// a op b for known integers; nullopt on overflow or division by zero.
+std::optional<int64_t> arithmetic(ir::OpKind op, int64_t a, int64_t b) {
+  int64_t out = 0;
+  switch (op) {
+    case ir::OpKind::kAdd: return __builtin_add_overflow(a, b, &out) ? std::nullopt : std::optional(out);
+    case ir::OpKind::kSub: return __builtin_sub_overflow(a, b, &out) ? std::nullopt : std::optional(out);
+    case ir::OpKind::kMul: return __builtin_mul_overflow(a, b, &out) ? std::nullopt : std::optional(out);
+    case ir::OpKind::kDiv:
+      if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1)) return std::nullopt;
+      return a / b;  // ONNX integer Div truncates, as C++ does.
+    default: return std::nullopt;
+  }
+}
+
+/// One element of an integer Add/Sub/Mul/Div: computed when both are known; a symbol passes
+/// through an identity (+ 0, - 0, * 1, / 1); anything else is unknown.
+Element combine(ir::OpKind op, const Element& a, const Element& b) {
+  if (a.known && b.known) {
+    const std::optional<int64_t> out = arithmetic(op, a.value, b.value);
+    return out ? Element::of(*out) : Element{};
+  }
+  const bool left_identity = (op == ir::OpKind::kAdd && a.known && a.value == 0) ||
+                             (op == ir::OpKind::kMul && a.known && a.value == 1);
+  const bool right_identity = b.known && (b.value == (op == ir::OpKind::kAdd || op == ir::OpKind::kSub ? 0 : 1));
+  if (left_identity) return b;
+  return right_identity ? a : Element{};
+}
+
+std::optional<ShapeValue> binary(ir::OpKind op, const ShapeValue& a, const ShapeValue& b) {
+  const std::size_t size = std::max(a.elements.size(), b.elements.size());
+  const bool broadcast = a.elements.size() == b.elements.size() || a.elements.size() == 1 || b.elements.size() == 1;
+  if (!broadcast) return std::nullopt;
+  ShapeValue out{{}, a.scalar && b.scalar};
+  for (std::size_t i = 0; i < size; ++i) {
+    out.elements.push_back(combine(op, a.elements[a.elements.size() == 1 ? 0 : i],
+                                   b.elements[b.elements.size() == 1 ? 0 : i]));
+  }
+  return out;
+}
+
+/// The shape value a modelled node computes, if its inputs have one.
+std::optional<ShapeValue> evaluate(const ir::Graph& graph, const ir::Node& node, const Values& values) {
+  auto input = [&](std::size_t i) -> const std::optional<ShapeValue>& {
+    static const std::optional<ShapeValue> none;
+    return i < node.inputs.size() && node.inputs[i] != ir::kNoValue ? values[node.inputs[i]] : none;
+  };
+  if (node.op == ir::OpKind::kShape) return shape_of(node, graph.value(node.inputs[0]).type);
+  if (node.op == ir::OpKind::kConcat) return concat(node, values);
+  if (!input(0)) return std::nullopt;
+  const ShapeValue& first = *input(0);
+  const std::size_t operands = node.inputs.size();
+  switch (node.op) {
+    case ir::OpKind::kGather: return input(1) ? gather(node, first, *input(1)) : std::nullopt;
+    case ir::OpKind::kSlice: return operands == 1 ? slice(node, first) : std::nullopt;
+    case ir::OpKind::kIdentity:
+    case ir::OpKind::kCast: return first;
+    case ir::OpKind::kUnsqueeze:
+      if (operands != 1 || !first.scalar || node.attrs.get_ints("axes", {}) != std::vector<int64_t>{0}) return std::nullopt;
+      return ShapeValue{first.elements, false};
+    case ir::OpKind::kSqueeze:
+      if (operands != 1 || first.scalar || first.elements.size() != 1) return std::nullopt;
+      return ShapeValue{first.elements, true};
+    case ir::OpKind::kAdd:
+    case ir::OpKind::kSub:
+    case ir::OpKind::kMul:
+    case ir::OpKind::kDiv: return input(1) ? binary(node.op, first, *input(1)) : std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+ir::TensorPtr tensor_of(const ShapeValue& value, ir::DataType dtype) {
+  const std::vector<int64_t> dims = value.scalar ? std::vector<int64_t>{}
+                                                 : std::vector<int64_t>{static_cast<int64_t>(value.elements.size())};
+  if (dtype == ir::DataType::kInt64) return ir::share(ir::Tensor::from_int64s(dims, value.sizes()));
+  ir::Tensor tensor(ir::DataType::kInt32, dims);
+  for (std::size_t i = 0; i < value.elements.size(); ++i) {
+    tensor.mutable_data<int32_t>()[i] = static_cast<int32_t>(value.elements[i].value);
+  }
+  return ir::share(std::move(tensor));
+}
+
+/// The literal Reshape target for a resolved computed one, or nullopt. A symbol becomes 0 where
+/// the input has that dim at the same position (without allowzero); one other symbol becomes -1
+/// when every other entry is a positive size, so the runtime's division is never by zero.
+std::optional<std::vector<int64_t>> literal_target(const ShapeValue& target, const ir::Shape& input, bool allowzero) {
+  std::vector<int64_t> out;
+  std::optional<std::size_t> inferred;
+  for (std::size_t i = 0; i < target.elements.size(); ++i) {
+    const Element& e = target.elements[i];
+    if (!e.resolved()) return std::nullopt;
+    const bool copies = !allowzero && input.rank_known && i < input.rank() && input.dims[i].symbol == e.symbol;
+    if (e.is_symbol() && !copies && inferred) return std::nullopt;
+    if (e.is_symbol() && !copies) inferred = i;
+    out.push_back(e.known ? e.value : copies ? 0 : -1);
+  }
+  if (!inferred) return out;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (i != *inferred && out[i] <= 0) return std::nullopt;
+  }
+  return out;
+}
+
+/// Edits one graph: one sweep in topological order that types each node again from its
+/// (possibly sharper) inputs, gives run-time operands it can decide their literal value, and
+/// evaluates shape values; then known values still read by other nodes become weights.
+class Resolver {
+ public:
+  Resolver(const ir::Graph& graph, ShapeArithmeticStats& stats) : graph_(graph), stats_(stats) {}
+
+  ir::Graph run() {
+    const std::optional<std::vector<ir::NodeId>> order = graph_.topological_order();
+    if (!order) return graph_;
+    const std::size_t before = graph_.node_count();
+    for (ir::ValueId id = 0; id < graph_.value_capacity(); ++id) {
+      if (graph_.has_value(id) && graph_.value(id).kind == ir::ValueKind::kWeight) {
+        value_of(id) = from_weight(graph_.value(id));
+      }
+    }
+    for (ir::NodeId id : *order) visit(id);
+    replace_known();
+    graph_.remove_dead_nodes();
+    stats_.nodes_removed = before - std::min(before, graph_.node_count());
+    return std::move(graph_);
+  }
+
+ private:
+  std::optional<ShapeValue>& value_of(ir::ValueId id) {
+    if (static_cast<std::size_t>(id) >= values_.size()) values_.resize(static_cast<std::size_t>(graph_.value_capacity()));
+    return values_[static_cast<std::size_t>(id)];
+  }
+
+  void visit(ir::NodeId id) {
+    if (graph_.node(id).op == ir::OpKind::kOpaque) return;
+    refine_outputs(id);
+    if (const std::optional<ir::NodeId> replaced = decide_operands(id)) id = *replaced;
+    const ir::Node& node = graph_.node(id);
+    if (node.outputs.size() != 1 || !is_index_type(graph_.value(node.outputs[0]).type.dtype)) return;
+    values_.resize(static_cast<std::size_t>(graph_.value_capacity()));
+    std::optional<ShapeValue> value = evaluate(graph_, node, values_);
+    if (value && value->elements.size() <= kMaxElements) value_of(node.outputs[0]) = std::move(value);
+  }
+
+  /// A run-time form node whose operands are known (or, for Reshape, resolvable to 0 and -1)
+  /// becomes its attribute form; returns the new node's id.
+  std::optional<ir::NodeId> decide_operands(ir::NodeId id) {
+    const ir::Node& node = graph_.node(id);
+    const ops::OpDef& def = ops::op_def(node.op);
+    if (def.attr_inputs.empty() || !ops::is_runtime_form(def, node.inputs.size())) return std::nullopt;
+    if (node.op == ir::OpKind::kReshape && value_of(node.inputs[1]) && !value_of(node.inputs[1])->all_known()) {
+      return literal_reshape(id);
+    }
+    ir::Attributes attrs = node.attrs;
+    std::vector<char> taken(node.inputs.size(), 0);
+    for (const ops::AttrInput& entry : def.attr_inputs) {
+      const auto index = static_cast<std::size_t>(entry.input_index);
+      if (index >= node.inputs.size()) continue;
+      taken[index] = 1;
+      const ir::ValueId operand = node.inputs[index];
+      if (operand == ir::kNoValue) continue;
+      const std::optional<ShapeValue>& known = value_of(operand);
+      if (!known || !known->all_known()) return std::nullopt;
+      if (!ops::read_operand(*tensor_of(*known, ir::DataType::kInt64), entry, attrs).empty()) return std::nullopt;
+    }
+    std::vector<ir::ValueId> inputs;
+    for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+      if (!taken[i]) inputs.push_back(node.inputs[i]);
+    }
+    const std::optional<ir::NodeId> added = replace_node(id, std::move(inputs), std::move(attrs));
+    if (added) ++stats_.attribute_forms;
+    return added;
+  }
+
+  std::optional<ir::NodeId> literal_reshape(ir::NodeId id) {
+    const ir::Node& node = graph_.node(id);
+    const ir::Shape& input = graph_.value(node.inputs[0]).type.shape;
+    const auto literal = literal_target(*value_of(node.inputs[1]), input, node.attrs.get_int("allowzero", 0) != 0);
+    if (!literal) return std::nullopt;
+    ir::Attributes attrs = node.attrs;
+    attrs.set("shape", *literal);
+    const std::optional<ir::NodeId> added = replace_node(id, {node.inputs[0]}, std::move(attrs));
+    if (added) ++stats_.reshapes;
+    return added;
+  }
+
+  /// Every known computed value that something other than shape arithmetic reads becomes a weight.
+  void replace_known() {
+    const std::vector<ir::ValueId>& outputs = graph_.outputs();
+    const auto consumers = graph_.consumers();
+    const ir::ValueId capacity = graph_.value_capacity();  // weights added below are not visited
+    values_.resize(static_cast<std::size_t>(capacity));
+    for (ir::ValueId value = 0; value < capacity; ++value) {
+      if (!values_[value] || !values_[value]->all_known() || !graph_.has_value(value)) continue;
+      if (graph_.value(value).kind != ir::ValueKind::kIntermediate) continue;
+      if (std::find(outputs.begin(), outputs.end(), value) != outputs.end()) continue;
+      const bool read_outside = std::any_of(consumers[value].begin(), consumers[value].end(), [&](const auto& use) {
+        const ir::Node& consumer = graph_.node(use.first);
+        return consumer.outputs.size() != 1 || !values_[consumer.outputs[0]];
+      });
+      if (!read_outside) continue;
+      const ir::Value& computed = graph_.value(value);
+      graph_.replace_all_uses(value, graph_.add_weight(computed.name, tensor_of(*values_[value], computed.type.dtype)));
+      ++stats_.constants;
+    }
+  }
+
+  /// Replaces node `id` by one of the same kind in attribute form; nullopt (nothing changed)
+  /// when the op refuses the attributes or infers types that contradict the old ones.
+  std::optional<ir::NodeId> replace_node(ir::NodeId id, std::vector<ir::ValueId> inputs, ir::Attributes attrs) {
+    const ir::Node old = graph_.node(id);
+    const ops::OpDef& def = ops::op_def(old.op);
+    std::vector<ir::TensorType> types;
+    for (ir::ValueId input : inputs) types.push_back(input == ir::kNoValue ? ir::TensorType{} : graph_.value(input).type);
+    ir::Node probe = old;
+    probe.inputs = inputs;
+    probe.attrs = std::move(attrs);
+    ops::ImportContext context{probe.attrs, types, static_cast<int>(old.outputs.size()), opset()};
+    if (!def.canonicalize(context).empty()) return std::nullopt;
+    const std::optional<std::vector<ir::TensorType>> inferred = infer(def, probe, types, old.outputs);
+    if (!inferred) return std::nullopt;
+    std::vector<ir::OutputSpec> outputs;
+    for (std::size_t i = 0; i < old.outputs.size(); ++i) outputs.push_back({(*inferred)[i], graph_.value(old.outputs[i]).name});
+    const ir::NodeId added = graph_.add_node(old.op, std::move(inputs), outputs, probe.attrs, old.name);
+    for (std::size_t i = 0; i < old.outputs.size(); ++i) {
+      graph_.replace_all_uses(old.outputs[i], graph_.node(added).outputs[i]);
+    }
+    graph_.remove_node(id);
+    return added;
+  }
+
+  /// The output types of `node` merged with the current ones; nullopt when they contradict.
+  std::optional<std::vector<ir::TensorType>> infer(const ops::OpDef& def, const ir::Node& node,
+                                                   const std::vector<ir::TensorType>& types,
+                                                   const std::vector<ir::ValueId>& outputs) const {
+    ops::InferResult inferred;
+    try {
+      inferred = def.infer(node, types);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+    if (!inferred.ok() || inferred.outputs.size() != outputs.size()) return std::nullopt;
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      const std::optional<ir::TensorType> merged = merge(graph_.value(outputs[i]).type, inferred.outputs[i]);
+      if (!merged) return std::nullopt;
+      inferred.outputs[i] = *merged;
+    }
+    return inferred.outputs;
+  }
+
+  /// Types node `id`'s outputs again from its inputs' current types, keeping what is sharper.
+  void refine_outputs(ir::NodeId id) {
+    ops::InferResult inferred;
+    try {
+      inferred = ops::infer_node(graph_, id);
+    } catch (const std::exception&) {
+      return;
+    }
+    const std::vector<ir::ValueId> outputs = graph_.node(id).outputs;
+    if (!inferred.ok() || inferred.outputs.size() != outputs.size()) return;
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      const std::optional<ir::TensorType> merged = merge(graph_.value(outputs[i]).type, inferred.outputs[i]);
+      if (merged && *merged != graph_.value(outputs[i]).type) graph_.set_type(outputs[i], *merged);
+    }
+  }
+
+  /// `old` sharpened by `inferred`: a known size replaces a symbol or an unknown dim, and a symbol
+  /// that graphsub's inference derives replaces another (both name the same size); nullopt when
+  /// they contradict.
+  static std::optional<ir::TensorType> merge(const ir::TensorType& old, const ir::TensorType& inferred) {
+    if (old.dtype != inferred.dtype && old.dtype != ir::DataType::kUndefined) return std::nullopt;
+    if (!inferred.shape.rank_known) return old;
+    if (!old.shape.rank_known) return inferred;
+    if (old.shape.rank() != inferred.shape.rank()) return std::nullopt;
+    ir::TensorType out = old;
+    for (std::size_t i = 0; i < old.shape.rank(); ++i) {
+      const ir::Dim& a = old.shape.dims[i];
+      const ir::Dim& b = inferred.shape.dims[i];
+      if (a.is_known() && b.is_known() && a.value != b.value) return std::nullopt;
+      if (!a.is_known() && (b.is_known() || b.is_symbolic())) out.shape.dims[i] = b;
+    }
+    return out;
+  }
+
+  int64_t opset() const {
+    const auto& info = graph_.model_info();
+    return info && info->onnx_opset() > 0 ? info->onnx_opset() : kTargetOpset;
+  }
+
+  ir::Graph graph_;
+  ShapeArithmeticStats& stats_;
+  Values values_;
+};
+
+}  // namespace
+
+ir::Graph resolve_shape_arithmetic(const ir::Graph& graph, ShapeArithmeticStats* stats) {
+  ShapeArithmeticStats local;
+  return Resolver(graph, stats ? *stats : local).run();
+}
+
+}  // namespace graphsub::rewrite

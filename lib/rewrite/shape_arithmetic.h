@@ -1,0 +1,37 @@
+// Shape arithmetic that a model's dims decide, done once ahead of time instead of on every run.
+#pragma once
+
+#include <cstddef>
+
+#include "ir/graph.h"
+
+namespace graphsub::rewrite {
+
+/// What resolve_shape_arithmetic changed.
+struct ShapeArithmeticStats {
+  std::size_t constants = 0;        ///< Computed shape values replaced by weights.
+  std::size_t reshapes = 0;         ///< Reshapes to a computed shape given a literal one (0 and -1).
+  std::size_t attribute_forms = 0;  ///< Run-time form nodes turned into their attribute form.
+  std::size_t nodes_removed = 0;    ///< Nodes no longer needed afterwards.
+};
+
+/// The graph with its shape arithmetic resolved where the value types decide it. Exporters build
+/// Reshape targets and Slice bounds at run time (Shape, Gather, Unsqueeze, Concat, integer
+/// Add/Sub/Mul/Div, Slice, Squeeze, Cast) because a dim is symbolic; a runtime that cannot fold
+/// them runs a dozen tiny nodes per Reshape. This evaluates those chains over dims that are
+/// either known sizes or named symbols:
+///
+///   - a value every element of which is a known size becomes a weight:
+///       Gather(Shape(x), 1) with x: [N, 116, 28, 28]   ->   116
+///   - a Reshape whose target mixes known sizes and symbols gets a literal target, a symbol at
+///     the position where the reshaped tensor has that same dim becoming 0 (copy the dim) and at
+///     most one other symbol becoming -1 when every other entry is a positive size:
+///       Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [2, 58, 28, 28]))   x: [N, 116, 28, 28]
+///       ->  Reshape(x, [0, 2, 58, 28, 28])
+///   - a run-time form node whose operands all became weights takes its attribute form.
+///
+/// Nothing else changes; nodes left without consumers go. Symbols are equal dims by ONNX's
+/// rule (one dim_param names one size), which import and shape inference keep.
+ir::Graph resolve_shape_arithmetic(const ir::Graph& graph, ShapeArithmeticStats* stats = nullptr);
+
+}  // namespace graphsub::rewrite

@@ -1,0 +1,159 @@
+// Shape arithmetic resolved ahead of time: literal Reshape targets, constants, and the same values.
+#include "rewrite/shape_arithmetic.h"
+
+#include <catch2/catch.hpp>
+
+#include "runtime/equivalence.h"
+#include "test_util.h"
+
+namespace graphsub {
+namespace {
+
+using testing::add_inferred;
+
+ir::ValueId ints(ir::Graph& graph, std::vector<int64_t> dims, std::vector<int64_t> values) {
+  return graph.add_weight({}, ir::share(ir::Tensor::from_int64s(std::move(dims), values)));
+}
+
+ir::ValueId first(const ir::Graph& graph, ir::NodeId node) { return graph.node(node).outputs.at(0); }
+
+/// One attribute.
+ir::Attributes attr(const std::string& name, ir::AttrValue value) {
+  ir::Attributes attrs;
+  attrs.set(name, std::move(value));
+  return attrs;
+}
+
+/// A float graph input of the given dims.
+ir::ValueId input(ir::Graph& graph, const std::string& name, const std::vector<ir::Dim>& dims) {
+  return graph.add_input(name, ir::TensorType{ir::DataType::kFloat, ir::Shape{true, dims}});
+}
+
+/// dim `axis` of x as a 1-element vector, as exporters compute it: Unsqueeze(Gather(Shape(x), axis)).
+ir::ValueId dim_of(ir::Graph& graph, ir::ValueId x, int64_t axis) {
+  const ir::ValueId shape = first(graph, add_inferred(graph, ir::OpKind::kShape, {x}, attr("start", int64_t{0})));
+  const ir::ValueId dim = first(graph, add_inferred(graph, ir::OpKind::kGather, {shape, ints(graph, {}, {axis})},
+                                                    attr("axis", int64_t{0})));
+  return first(graph, add_inferred(graph, ir::OpKind::kUnsqueeze, {dim}, attr("axes", std::vector<int64_t>{0})));
+}
+
+/// Reshape(x, target) in the run-time form (target computed).
+ir::NodeId runtime_reshape(ir::Graph& graph, ir::ValueId x, ir::ValueId target, int64_t allowzero = 0) {
+  ir::Node probe;
+  probe.op = ir::OpKind::kReshape;
+  probe.attrs.set("allowzero", allowzero);
+  probe.inputs = {x, target};
+  const ops::InferResult inferred =
+      ops::op_def(ir::OpKind::kReshape).infer_runtime(probe, {graph.value(x).type, graph.value(target).type});
+  REQUIRE(inferred.ok());
+  return graph.add_node(ir::OpKind::kReshape, {x, target}, {{inferred.outputs[0], {}}}, probe.attrs);
+}
+
+ir::ValueId concat(ir::Graph& graph, std::vector<ir::ValueId> parts) {
+  return first(graph, add_inferred(graph, ir::OpKind::kConcat, std::move(parts), attr("axis", int64_t{0})));
+}
+
+/// The only Reshape of `graph`.
+const ir::Node& reshape_of(const ir::Graph& graph) {
+  for (ir::NodeId id : graph.node_ids()) {
+    if (graph.node(id).op == ir::OpKind::kReshape) return graph.node(id);
+  }
+  FAIL("no Reshape left");
+  throw std::logic_error("unreachable");
+}
+
+void require_same_values(const ir::Graph& before, const ir::Graph& after, std::map<std::string, int64_t> dims) {
+  runtime::CheckOptions options;
+  options.dims = std::move(dims);
+  REQUIRE(runtime::check_equivalent(before, after, options).passed());
+}
+
+TEST_CASE("shape arithmetic: a target built from a symbolic dim copies it with 0", "[shape_arithmetic]") {
+  // Reshape(x, Concat(dim 0 of x, [2, 12]))  x: [N, 4, 6]  ->  Reshape(x, [0, 2, 12])
+  ir::Graph graph;
+  const ir::ValueId x = input(graph, "x", {ir::Dim::named("N"), ir::Dim::known(4), ir::Dim::known(6)});
+  const ir::ValueId target = concat(graph, {dim_of(graph, x, 0), ints(graph, {2}, {2, 12})});
+  graph.set_outputs({first(graph, runtime_reshape(graph, x, target))});
+
+  rewrite::ShapeArithmeticStats stats;
+  const ir::Graph resolved = rewrite::resolve_shape_arithmetic(graph, &stats);
+  CHECK(stats.reshapes == 1);
+  CHECK(resolved.node_count() == 1);
+  const ir::Node& reshape = reshape_of(resolved);
+  CHECK(reshape.inputs.size() == 1);
+  CHECK(reshape.attrs.get_ints("shape", {}) == std::vector<int64_t>{0, 2, 12});
+  CHECK(ir::to_string(resolved.value(reshape.outputs[0]).type.shape) == "[N,2,12]");
+  require_same_values(graph, resolved, {{"N", 3}});
+}
+
+TEST_CASE("shape arithmetic: sizes computed from known dims become constants", "[shape_arithmetic]") {
+  // Reshape(x, Concat(dim 0, dim 1 / 2, [-1]))  x: [N, 4, 6]  ->  Reshape(x, [0, 2, -1])
+  ir::Graph graph;
+  const ir::ValueId x = input(graph, "x", {ir::Dim::named("N"), ir::Dim::known(4), ir::Dim::known(6)});
+  const ir::ValueId half = first(graph, add_inferred(graph, ir::OpKind::kDiv, {dim_of(graph, x, 1), ints(graph, {}, {2})}));
+  const ir::ValueId target = concat(graph, {dim_of(graph, x, 0), half, ints(graph, {1}, {-1})});
+  graph.set_outputs({first(graph, runtime_reshape(graph, x, target))});
+
+  const ir::Graph resolved = rewrite::resolve_shape_arithmetic(graph);
+  CHECK(resolved.node_count() == 1);
+  CHECK(reshape_of(resolved).attrs.get_ints("shape", {}) == std::vector<int64_t>{0, 2, -1});
+  require_same_values(graph, resolved, {{"N", 2}});
+}
+
+TEST_CASE("shape arithmetic: a symbol elsewhere becomes -1 only beside positive sizes", "[shape_arithmetic]") {
+  ir::Graph graph;
+  const ir::ValueId y = input(graph, "y", {ir::Dim::known(4), ir::Dim::named("N")});
+  const ir::ValueId z = input(graph, "z", {ir::Dim::named("N"), ir::Dim::named("M"), ir::Dim::known(6)});
+  // Reshape(y, Concat(dim 1 of y, [4]))  y: [4, N]  ->  Reshape(y, [-1, 4])
+  const ir::NodeId to_rows = runtime_reshape(graph, y, concat(graph, {dim_of(graph, y, 1), ints(graph, {1}, {4})}));
+  // Reshape(z, Concat(dim 0, [6], dim 1)): M would be a -1 beside a copied N, which is 0 for an
+  // empty z; it stays computed.
+  const ir::NodeId swapped = runtime_reshape(
+      graph, z, concat(graph, {dim_of(graph, z, 0), ints(graph, {1}, {6}), dim_of(graph, z, 1)}));
+  graph.set_outputs({first(graph, to_rows), first(graph, swapped)});
+
+  rewrite::ShapeArithmeticStats stats;
+  const ir::Graph resolved = rewrite::resolve_shape_arithmetic(graph, &stats);
+  CHECK(stats.reshapes == 1);
+  std::vector<std::vector<int64_t>> literal;
+  std::size_t computed = 0;
+  for (ir::NodeId id : resolved.node_ids()) {
+    const ir::Node& node = resolved.node(id);
+    if (node.op != ir::OpKind::kReshape) continue;
+    if (node.inputs.size() == 1) literal.push_back(node.attrs.get_ints("shape", {}));
+    computed += node.inputs.size() == 2;
+  }
+  CHECK(literal == std::vector<std::vector<int64_t>>{{-1, 4}});
+  CHECK(computed == 1);
+  require_same_values(graph, resolved, {{"N", 5}, {"M", 2}});
+}
+
+TEST_CASE("shape arithmetic: with allowzero a symbol is never copied by 0", "[shape_arithmetic]") {
+  // Reshape[allowzero=1](x, Concat(dim 0, [24]))  x: [N, 4, 6]  ->  Reshape[allowzero=1](x, [-1, 24])
+  ir::Graph graph;
+  const ir::ValueId x = input(graph, "x", {ir::Dim::named("N"), ir::Dim::known(4), ir::Dim::known(6)});
+  graph.set_outputs({first(graph, runtime_reshape(graph, x, concat(graph, {dim_of(graph, x, 0), ints(graph, {1}, {24})}), 1))});
+
+  const ir::Graph resolved = rewrite::resolve_shape_arithmetic(graph);
+  CHECK(reshape_of(resolved).attrs.get_ints("shape", {}) == std::vector<int64_t>{-1, 24});
+  require_same_values(graph, resolved, {{"N", 3}});
+}
+
+TEST_CASE("shape arithmetic: a computed size read as data becomes a weight", "[shape_arithmetic]") {
+  // Mul(x, Cast(Gather(Shape(x), 1)))  x: [N, 4]  ->  Mul(x, 4.0) after folding; here the int
+  // size read by the Cast becomes the weight 4.
+  ir::Graph graph;
+  const ir::ValueId x = input(graph, "x", {ir::Dim::named("N"), ir::Dim::known(4)});
+  const ir::ValueId size = dim_of(graph, x, 1);
+  const ir::ValueId as_float = first(graph, add_inferred(graph, ir::OpKind::kCast, {size}, attr("to", int64_t{1})));
+  graph.set_outputs({first(graph, add_inferred(graph, ir::OpKind::kMul, {x, as_float}))});
+
+  rewrite::ShapeArithmeticStats stats;
+  const ir::Graph resolved = rewrite::resolve_shape_arithmetic(graph, &stats);
+  CHECK(stats.constants == 1);
+  CHECK(resolved.node_count() == 2);  // the Cast of a weight (folded later) and the Mul
+  require_same_values(graph, resolved, {{"N", 3}});
+}
+
+}  // namespace
+}  // namespace graphsub
