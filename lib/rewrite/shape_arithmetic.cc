@@ -27,7 +27,6 @@ struct Element {
   static Element of(int64_t size) { return {size, {}, true}; }
   static Element named(const std::string& name) { return {0, name, false}; }
   bool is_symbol() const { return !known && !symbol.empty(); }
-  bool resolved() const { return known || !symbol.empty(); }
 };
 
 /// An integer scalar or vector computed from dims, element by element.
@@ -200,18 +199,20 @@ ir::TensorPtr tensor_of(const ShapeValue& value, ir::DataType dtype) {
   return ir::share(std::move(tensor));
 }
 
-/// The literal Reshape target for a resolved computed one, or nullopt. A symbol becomes 0 where
-/// the input has that dim at the same position (without allowzero); one other symbol becomes -1
-/// when every other entry is a positive size, so the runtime's division is never by zero.
+/// The literal Reshape target for a computed one, or nullopt. A symbol becomes 0 where the input
+/// has that dim at the same position (without allowzero). One other entry, a symbol or a size the
+/// dims do not decide, becomes -1 when every other entry is a positive size: a valid Reshape's
+/// entry there is the element count over the others, which is what -1 computes, and the division
+/// is never by zero (beside a copied dim it could be, for an empty tensor).
 std::optional<std::vector<int64_t>> literal_target(const ShapeValue& target, const ir::Shape& input, bool allowzero) {
   std::vector<int64_t> out;
   std::optional<std::size_t> inferred;
   for (std::size_t i = 0; i < target.elements.size(); ++i) {
     const Element& e = target.elements[i];
-    if (!e.resolved()) return std::nullopt;
-    const bool copies = !allowzero && input.rank_known && i < input.rank() && input.dims[i].symbol == e.symbol;
-    if (e.is_symbol() && !copies && inferred) return std::nullopt;
-    if (e.is_symbol() && !copies) inferred = i;
+    const bool copies = e.is_symbol() && !allowzero && input.rank_known && i < input.rank() &&
+                        input.dims[i].is_symbolic() && input.dims[i].symbol == e.symbol;
+    if (!e.known && !copies && inferred) return std::nullopt;
+    if (!e.known && !copies) inferred = i;
     out.push_back(e.known ? e.value : copies ? 0 : -1);
   }
   if (!inferred) return out;
@@ -254,11 +255,27 @@ class Resolver {
     if (graph_.node(id).op == ir::OpKind::kOpaque) return;
     refine_outputs(id);
     if (const std::optional<ir::NodeId> replaced = decide_operands(id)) id = *replaced;
+    refine_computed_reshape(id);
     const ir::Node& node = graph_.node(id);
     if (node.outputs.size() != 1 || !is_index_type(graph_.value(node.outputs[0]).type.dtype)) return;
     values_.resize(static_cast<std::size_t>(graph_.value_capacity()));
     std::optional<ShapeValue> value = evaluate(graph_, node, values_);
     if (value && value->elements.size() <= kMaxElements) value_of(node.outputs[0]) = std::move(value);
+  }
+
+  /// A Reshape whose computed target stays computed still has the dims its known positive
+  /// entries give (a 0 or -1 at run time would copy or infer, so only those are sure).
+  void refine_computed_reshape(ir::NodeId id) {
+    const ir::Node& node = graph_.node(id);
+    if (node.op != ir::OpKind::kReshape || node.inputs.size() != 2 || !value_of(node.inputs[1])) return;
+    const ShapeValue& target = *value_of(node.inputs[1]);
+    ir::TensorType type = graph_.value(node.outputs[0]).type;
+    if (!type.shape.rank_known || type.shape.rank() != target.elements.size()) return;
+    for (std::size_t i = 0; i < target.elements.size(); ++i) {
+      const Element& e = target.elements[i];
+      if (e.known && e.value > 0 && !type.shape.dims[i].is_known()) type.shape.dims[i] = ir::Dim::known(e.value);
+    }
+    graph_.set_type(node.outputs[0], type);
   }
 
   /// A run-time form node whose operands are known (or, for Reshape, resolvable to 0 and -1)

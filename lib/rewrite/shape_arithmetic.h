@@ -23,9 +23,10 @@ struct ShapeArithmeticStats {
 ///
 ///   - a value every element of which is a known size becomes a weight:
 ///       Gather(Shape(x), 1) with x: [N, 116, 28, 28]   ->   116
-///   - a Reshape whose target mixes known sizes and symbols gets a literal target, a symbol at
-///     the position where the reshaped tensor has that same dim becoming 0 (copy the dim) and at
-///     most one other symbol becoming -1 when every other entry is a positive size:
+///   - a Reshape whose computed target has known sizes and symbols gets a literal target, a
+///     symbol at the position where the reshaped tensor has that same dim becoming 0 (copy the
+///     dim), and at most one other entry (a symbol, or a size the dims do not decide such as
+///     N * 8) becoming -1 when every other entry is a positive size:
 ///       Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [2, 58, 28, 28]))   x: [N, 116, 28, 28]
 ///       ->  Reshape(x, [0, 2, 58, 28, 28])
 ///   - a run-time form node whose operands all became weights takes its attribute form.

@@ -128,6 +128,19 @@ TEST_CASE("shape arithmetic: a symbol elsewhere becomes -1 only beside positive 
   require_same_values(graph, resolved, {{"N", 5}, {"M", 2}});
 }
 
+TEST_CASE("shape arithmetic: a size the dims do not decide becomes -1 beside positive sizes", "[shape_arithmetic]") {
+  // Reshape(x, Concat(dim 0 * dim 1, [6]))  x: [N, M, 6]  ->  Reshape(x, [-1, 6])
+  ir::Graph graph;
+  const ir::ValueId x = input(graph, "x", {ir::Dim::named("N"), ir::Dim::named("M"), ir::Dim::known(6)});
+  const ir::ValueId rows = first(graph, add_inferred(graph, ir::OpKind::kMul, {dim_of(graph, x, 0), dim_of(graph, x, 1)}));
+  graph.set_outputs({first(graph, runtime_reshape(graph, x, concat(graph, {rows, ints(graph, {1}, {6})})))});
+
+  const ir::Graph resolved = rewrite::resolve_shape_arithmetic(graph);
+  CHECK(resolved.node_count() == 1);
+  CHECK(reshape_of(resolved).attrs.get_ints("shape", {}) == std::vector<int64_t>{-1, 6});
+  require_same_values(graph, resolved, {{"N", 3}, {"M", 2}});
+}
+
 TEST_CASE("shape arithmetic: with allowzero a symbol is never copied by 0", "[shape_arithmetic]") {
   // Reshape[allowzero=1](x, Concat(dim 0, [24]))  x: [N, 4, 6]  ->  Reshape[allowzero=1](x, [-1, 24])
   ir::Graph graph;
