@@ -109,6 +109,16 @@ def channel_shuffle():
     save(model_of(graph), "channel_shuffle.onnx")
 
 
+def conv_relu():
+    """y = Relu(Conv(x, w, b)): fusing the Relu into the Conv is undone on export."""
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["y"], name="relu")]
+    graph = helper.make_graph(
+        nodes, "conv_relu", [tensor_info("x", [1, 3, 8, 8])], [tensor_info("y", [1, 4, 8, 8])],
+        initializer=[weight("w", [4, 3, 3, 3], 8), weight("b", [4], 9)])
+    save(model_of(graph), "conv_relu.onnx")
+
+
 def unsorted_nodes():
     """y = Relu(Sigmoid(Neg(x))), the nodes listed last to first."""
     nodes = [
@@ -247,7 +257,7 @@ def main():
     os.makedirs(MODELS, exist_ok=True)
     for build in (cycle, shape_mismatch, symbolic_dims, unsorted_nodes, constants, fold_transpose,
                   external_data, custom_op, input_default, sparse_initializer, if_outer_scope,
-                  typed_tensors, channel_shuffle):
+                  typed_tensors, channel_shuffle, conv_relu):
         build()
     return 0
 

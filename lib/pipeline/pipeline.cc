@@ -180,6 +180,33 @@ std::string format(const char* pattern, double a, double b) {
   return text;
 }
 
+/// The structural hash of `graph` as a reader of its written file sees it: exported, then read
+/// back (a fused activation is written as its own node again, weight-only nodes are folded).
+uint64_t written_hash(const ir::Graph& graph, const fs::path& folder, const std::string& name) {
+  const fs::path path = folder / name;
+  onnx_io::export_model(graph, path.string());
+  const uint64_t hash = onnx_io::import_model(path.string()).structural_hash();
+  fs::remove(path);
+  return hash;
+}
+
+/// True when both graphs are written as the same model, names aside: measuring one against the
+/// other would only measure noise.
+bool written_alike(const ir::Graph& a, const ir::Graph& b) {
+  std::string pattern = (fs::temp_directory_path() / "graphsub-written-XXXXXX").string();
+  if (!::mkdtemp(pattern.data())) throw Error("cannot create a temporary folder like " + pattern);
+  const fs::path folder = pattern;
+  bool alike = false;
+  try {
+    alike = written_hash(a, folder, "a.onnx") == written_hash(b, folder, "b.onnx");
+  } catch (...) {
+    fs::remove_all(folder);
+    throw;
+  }
+  fs::remove_all(folder);
+  return alike;
+}
+
 }  // namespace
 
 std::map<std::string, int64_t> sizes_of_input_shapes(const ir::Graph& graph,
@@ -289,14 +316,18 @@ class Run {
     timer_.stop("search");
     const search::SearchResult& result = optimized_.search;
     outcome_.report["search"] = search_json(optimized_, request_, rules, false, unverified_);
-    outcome_.report["result"] = {{"written", !result.steps.empty() ? "optimized"
-                                             : folded.node_count() == original_.node_count() ? "input"
-                                                                                              : "folded input"},
-                                 {"reason", "ranked by the analytical estimate; nothing was measured"}};
+    const bool unchanged = result.steps.empty() && folded.node_count() == original_.node_count();
+    const bool alike = !unchanged && written_alike(original_, result.best);
+    const char* written = unchanged || alike ? "input" : result.steps.empty() ? "folded input" : "optimized";
+    outcome_.report["result"] = {{"written", written},
+                                 {"reason", alike ? "ranked by the analytical estimate; the result is the input once "
+                                                    "written, so the input is kept"
+                                                  : "ranked by the analytical estimate; nothing was measured"}};
     outcome_.summary = request_.output + ": " + changes(result.steps.size()) + "; " +
                        format("estimated %.4g ms -> %.4g ms", result.initial_cost.time_ms, result.best_cost.time_ms) +
                        " on " + target_.spec.name + " (an estimate, not measured)";
-    return result.steps.empty() && folded.node_count() == original_.node_count() ? original_ : result.best;
+    if (alike) outcome_.summary += "; written, that is the input: it is kept";
+    return unchanged || alike ? original_ : result.best;
   }
 
   /// Searches with measured costs, then keeps the result only if the target runs it faster.
@@ -311,10 +342,13 @@ class Run {
     const search::SearchResult& result = optimized_.search;
     GuardVerdict verdict;
     timer_.start();
-    if (!result.steps.empty() || folded.node_count() != original_.node_count()) {
-      verdict = guard(original_, result.best, measurer, request_.guard);
-    } else {
+    if (result.steps.empty() && folded.node_count() == original_.node_count()) {
       verdict.reason = "the search found nothing faster and there was nothing to fold, so the input is kept";
+    } else if (written_alike(original_, result.best)) {
+      verdict.reason = "the optimized graph is the input once written (its rewrites are undone on export, e.g. a "
+                       "fused activation written as its own node again), so the input is kept";
+    } else {
+      verdict = guard(original_, result.best, measurer, request_.guard);
     }
     timer_.stop("guard");
     logger("cli")->info("{}", verdict.reason);

@@ -219,6 +219,22 @@ TEST_CASE("shape arithmetic on a symbolic batch is resolved ahead of time", "[cl
   CHECK(written.find("Gather") == std::string::npos);
 }
 
+TEST_CASE("a result that is the input once written is not written as optimized", "[cli]") {
+  // Relu(Conv(x, w, b)): the search fuses the Relu, export writes it as its own node again.
+  const Scratch scratch("written_alike");
+  const fs::path out = scratch.path() / "out.onnx";
+  const fs::path report = scratch.path() / "report.json";
+  Run run = graphsub("-q optimize " + model("conv_relu.onnx") + " -o " + out.string() + " --target cpu --report " +
+                     report.string());
+  INFO(run.err);
+  REQUIRE(run.status == 0);
+  const nlohmann::json json = nlohmann::json::parse(read_file(report));
+  CHECK(json["search"]["substitutions"].size() == 1);
+  CHECK(json["result"]["written"] == "input");
+  CHECK(json["result"]["copied_input"] == true);
+  CHECK(read_file(out) == read_file(model("conv_relu.onnx")));
+}
+
 TEST_CASE("an estimate target says so and measures nothing", "[cli]") {
   const Scratch scratch("estimate");
   const fs::path out = scratch.path() / "out.onnx";
