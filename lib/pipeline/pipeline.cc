@@ -190,15 +190,15 @@ uint64_t written_hash(const ir::Graph& graph, const fs::path& folder, const std:
   return hash;
 }
 
-/// True when both graphs are written as the same model, names aside: measuring one against the
-/// other would only measure noise.
-bool written_alike(const ir::Graph& a, const ir::Graph& b) {
+/// True when `candidate`, once written and read back, is the model `input` was read from, names
+/// aside: measuring one against the other would only measure noise.
+bool written_as_input(const ir::Graph& input, const ir::Graph& candidate) {
   std::string pattern = (fs::temp_directory_path() / "graphsub-written-XXXXXX").string();
   if (!::mkdtemp(pattern.data())) throw Error("cannot create a temporary folder like " + pattern);
   const fs::path folder = pattern;
   bool alike = false;
   try {
-    alike = written_hash(a, folder, "a.onnx") == written_hash(b, folder, "b.onnx");
+    alike = written_hash(candidate, folder, "candidate.onnx") == input.structural_hash();
   } catch (...) {
     fs::remove_all(folder);
     throw;
@@ -317,7 +317,7 @@ class Run {
     const search::SearchResult& result = optimized_.search;
     outcome_.report["search"] = search_json(optimized_, request_, rules, false, unverified_);
     const bool unchanged = result.steps.empty() && folded.node_count() == original_.node_count();
-    const bool alike = !unchanged && written_alike(original_, result.best);
+    const bool alike = !unchanged && written_as_input(original_, result.best);
     const char* written = unchanged || alike ? "input" : result.steps.empty() ? "folded input" : "optimized";
     outcome_.report["result"] = {{"written", written},
                                  {"reason", alike ? "ranked by the analytical estimate; the result is the input once "
@@ -344,7 +344,7 @@ class Run {
     timer_.start();
     if (result.steps.empty() && folded.node_count() == original_.node_count()) {
       verdict.reason = "the search found nothing faster and there was nothing to fold, so the input is kept";
-    } else if (written_alike(original_, result.best)) {
+    } else if (written_as_input(original_, result.best)) {
       verdict.reason = "the optimized graph is the input once written (its rewrites are undone on export, e.g. a "
                        "fused activation written as its own node again), so the input is kept";
     } else {
