@@ -298,12 +298,28 @@ std::string op_signature(const ir::Graph& graph, ir::NodeId id, const DimSizes* 
   return op_name(node) + "(" + attributes_text(node) + ";" + input_types_text(graph, node, sizes) + ")";
 }
 
+namespace {
+
+/// True when one of the graph's inputs has the symbolic dim `symbol`.
+bool uses_symbol(const ir::Graph& graph, const std::string& symbol) {
+  for (ir::ValueId id : graph.inputs()) {
+    for (const ir::Dim& dim : graph.value(id).type.shape.dims) {
+      if (dim.symbol == symbol) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 std::string graph_signature(const ir::Graph& graph, const DimSizes& sizes) {
   std::string text = "Graph(" + hex64(graph.structural_hash()) + ";nodes=" + std::to_string(graph.node_count()) + ";";
   for (std::size_t i = 0; i < graph.inputs().size(); ++i) {
     text += (i ? "," : "") + ir::to_string(with_sizes(graph.value(graph.inputs()[i]).type, sizes));
   }
-  for (const auto& [name, size] : sizes) text += ";" + name + "=" + std::to_string(size);
+  for (const auto& [name, size] : sizes) {
+    if (uses_symbol(graph, name)) text += ";" + name + "=" + std::to_string(size);
+  }
   return text + ")";
 }
 

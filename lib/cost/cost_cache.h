@@ -130,7 +130,8 @@ std::string op_signature(const ir::Graph& graph, ir::NodeId id, const DimSizes* 
 
 /// The key of a whole graph's measured time:
 ///   Graph(<structural hash>;nodes=<live nodes>;<input types>[;name=size]...)
-/// with the inputs' types at the given sizes and each given symbolic dim size. The structural
+/// with the inputs' types at the given sizes and the size of each symbolic dim the inputs have
+/// (sizes of other symbols do not change what runs, so they stay out of the key). The structural
 /// hash covers operators, attributes, weights by content and inputs by name, so equal keys mean
 /// graphs that run the same computation on inputs of the same types.
 std::string graph_signature(const ir::Graph& graph, const DimSizes& sizes);

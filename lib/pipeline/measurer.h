@@ -36,6 +36,8 @@ class Measurer {
   const cost::CostCache& cache() const { return cache_; }
   const std::string& cache_path() const { return cache_path_; }
   const cost::DimSizes& sizes() const { return sizes_; }
+  /// Replaces the sizes, e.g. by those of size_every_dim, before anything is measured.
+  void set_sizes(cost::DimSizes sizes) { sizes_ = std::move(sizes); }
   /// The backend of the cache's entries.
   const std::string& backend() const { return backend_; }
   bool can_measure() const { return profiler_ != nullptr; }

@@ -19,6 +19,7 @@
 #include "ir/error.h"
 #include "ir/log.h"
 #include "onnx_io/onnx_io.h"
+#include "pipeline/measure_sizes.h"
 #include "pipeline/measured_search.h"
 #include "rewrite/matcher.h"
 #include "rewrite/shape_arithmetic.h"
@@ -275,7 +276,8 @@ class Run {
     // Folded before as well as after, so shape arithmetic reads what weight-only nodes compute.
     const ir::Graph weights = onnx_io::fold_weight_nodes(original_);
     const ir::Graph resolved = rewrite::resolve_shape_arithmetic(weights, &shapes);
-    const ir::Graph folded = onnx_io::fold_weight_nodes(resolved);
+    ir::Graph folded = onnx_io::fold_weight_nodes(resolved);
+    if (target_.measurer) target_.measurer->set_sizes(size_every_dim(folded, target_.measurer->sizes()));
     timer_.stop("fold");
     logger("cli")->info("shape arithmetic resolved ahead of time: {} values made constant, {} reshape targets made "
                         "literal, {} operands read as attributes, {} nodes removed",

@@ -181,7 +181,15 @@ TEST_CASE("graph signatures tell graphs, input types and dim sizes apart", "[cos
   CHECK(cost::graph_signature(conv_graph(64, 56, 3, "none", true), {}) != signature);
   CHECK(cost::graph_signature(conv_graph(64, 56, 3, "none", false), {}) != signature);
   CHECK(cost::graph_signature(conv_graph(64, 28, 3, "relu", false), {}) != signature);
-  CHECK(cost::graph_signature(relu, {{"N", 4}}) == signature.substr(0, signature.size() - 1) + ";N=4)");
+  // A size is part of the key when an input has that symbolic dim, and only then.
+  CHECK(cost::graph_signature(relu, {{"N", 4}}) == signature);
+  ir::Graph symbolic;
+  const ir::ValueId x = symbolic.add_input("x", ir::TensorType{ir::DataType::kFloat,
+                                                               ir::Shape{true, {ir::Dim::named("N"), ir::Dim::known(3)}}});
+  symbolic.set_outputs({symbolic.node(testing::add_inferred(symbolic, ir::OpKind::kRelu, {x})).outputs[0]});
+  const std::string sized = cost::graph_signature(symbolic, {{"N", 4}, {"M", 2}});
+  CHECK_THAT(sized, Catch::Contains("float32[4,3]") && Catch::EndsWith(";N=4)"));
+  CHECK(cost::graph_signature(symbolic, {{"N", 5}}) != sized);
 }
 
 }  // namespace
