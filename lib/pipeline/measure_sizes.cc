@@ -11,7 +11,7 @@ namespace graphsub::pipeline {
 namespace {
 
 /// `graph` with its inputs' dims at the given sizes (1 where not given), shape arithmetic resolved.
-ir::Graph measuring_instance(const ir::Graph& graph, const cost::DimSizes& sizes) {
+ir::Graph instance_of(const ir::Graph& graph, const cost::DimSizes& sizes, rewrite::KnownValues& integers) {
   ir::Graph instance = graph;
   for (ir::ValueId id : instance.inputs()) {
     ir::TensorType type = instance.value(id).type;
@@ -22,7 +22,7 @@ ir::Graph measuring_instance(const ir::Graph& graph, const cost::DimSizes& sizes
     }
     instance.set_type(id, type);
   }
-  return rewrite::resolve_shape_arithmetic(instance);
+  return rewrite::resolve_shape_arithmetic(instance, nullptr, &integers);
 }
 
 std::set<std::string> symbols_of(const ir::Graph& graph) {
@@ -38,8 +38,9 @@ std::set<std::string> symbols_of(const ir::Graph& graph) {
 
 }  // namespace
 
-cost::DimSizes size_every_dim(ir::Graph& graph, const cost::DimSizes& sizes) {
-  const ir::Graph instance = measuring_instance(graph, sizes);
+MeasuringInstance measuring_instance(ir::Graph& graph, const cost::DimSizes& sizes) {
+  MeasuringInstance result;
+  const ir::Graph instance = instance_of(graph, sizes, result.integers);
   std::map<std::string, ir::ValueId> by_name;
   for (ir::ValueId id = 0; id < instance.value_capacity(); ++id) {
     if (instance.has_value(id) && !instance.value(id).name.empty()) by_name.emplace(instance.value(id).name, id);
@@ -75,7 +76,8 @@ cost::DimSizes size_every_dim(ir::Graph& graph, const cost::DimSizes& sizes) {
     if (named) graph.set_type(id, type);
   }
   for (const std::string& symbol : conflicting) extended.erase(symbol);
-  return extended;
+  result.sizes = std::move(extended);
+  return result;
 }
 
 }  // namespace graphsub::pipeline

@@ -3,18 +3,26 @@
 
 #include "cost/cost_cache.h"
 #include "ir/graph.h"
+#include "rewrite/shape_arithmetic.h"
 
 namespace graphsub::pipeline {
 
+/// What a part of the graph needs to be measured as it runs inside the whole graph.
+struct MeasuringInstance {
+  cost::DimSizes sizes;            ///< A size for every symbol of the graph (given ones first).
+  rewrite::KnownValues integers;   ///< Integer values computed from dims (Reshape targets), by name.
+};
+
 /// Gives every dim of `graph` that `sizes` cannot size a size at the measuring instance, and
-/// returns the sizes extended by them. The instance is `graph` with its inputs' symbolic dims at
-/// `sizes` (1 where not given) and its shape arithmetic resolved, so every inferable dim is known
-/// there. Then, value by value (matched by name): a symbol `sizes` lacks (ONNX's invented
-/// `unk__N`) gets that value's size, and a dim with neither size nor name (a product such as
-/// N * heads) is named `gs_dim_<k>`, a symbol of its own, sized the same. A part of the graph is
-/// a standalone model for the measurer, sized from its inputs' types; without this, such a dim
-/// was sized 1 and the part timed at the wrong size, or failed to run. A symbol that two values
-/// size differently is left out (sized 1, as before).
-cost::DimSizes size_every_dim(ir::Graph& graph, const cost::DimSizes& sizes);
+/// returns the sizes extended by them, with the integer values computed from dims there. The
+/// instance is `graph` with its inputs' symbolic dims at `sizes` (1 where not given) and its shape
+/// arithmetic resolved, so every inferable dim and shape value is known there. Then, value by
+/// value (matched by name): a symbol `sizes` lacks (ONNX's invented `unk__N`) gets that value's
+/// size, and a dim with neither size nor name (a product such as N * heads) is named
+/// `gs_dim_<k>`, a symbol of its own, sized the same. A part of the graph is a standalone model
+/// for the measurer, sized from its inputs' types and fed random data: without this, such a dim
+/// was sized 1 and an input holding a Reshape target was fed zeros, so the part ran at the wrong
+/// size or not at all. A symbol that two values size differently is left out (sized 1).
+MeasuringInstance measuring_instance(ir::Graph& graph, const cost::DimSizes& sizes);
 
 }  // namespace graphsub::pipeline

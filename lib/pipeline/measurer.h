@@ -9,6 +9,7 @@
 
 #include "cost/cached_model.h"
 #include "cost/cost_cache.h"
+#include "pipeline/measure_sizes.h"
 #include "profile/profiler.h"
 
 namespace graphsub::pipeline {
@@ -36,8 +37,11 @@ class Measurer {
   const cost::CostCache& cache() const { return cache_; }
   const std::string& cache_path() const { return cache_path_; }
   const cost::DimSizes& sizes() const { return sizes_; }
-  /// Replaces the sizes, e.g. by those of size_every_dim, before anything is measured.
-  void set_sizes(cost::DimSizes sizes) { sizes_ = std::move(sizes); }
+  /// Measures parts at `instance` (its sizes replace the given ones) from now on.
+  void set_instance(MeasuringInstance instance) {
+    sizes_ = std::move(instance.sizes);
+    integers_ = std::move(instance.integers);
+  }
   /// The backend of the cache's entries.
   const std::string& backend() const { return backend_; }
   bool can_measure() const { return profiler_ != nullptr; }
@@ -66,7 +70,13 @@ class Measurer {
   cost::CostCache cache_;
   std::string cache_path_;
   std::unique_ptr<profile::Profiler> profiler_;
+  /// `graph` with each input that holds an integer value of the measuring instance (a Reshape
+  /// target computed outside a part) reading that value as a weight instead: random or zero
+  /// data there would make the part fail or run at another shape.
+  ir::Graph with_integers(const ir::Graph& graph) const;
+
   cost::DimSizes sizes_;
+  rewrite::KnownValues integers_;  ///< Integer values of the measuring instance, fed to parts.
   std::string backend_;
   MeasureStats stats_;
   bool changed_ = false;

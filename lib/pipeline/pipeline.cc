@@ -277,7 +277,7 @@ class Run {
     const ir::Graph weights = onnx_io::fold_weight_nodes(original_);
     const ir::Graph resolved = rewrite::resolve_shape_arithmetic(weights, &shapes);
     ir::Graph folded = onnx_io::fold_weight_nodes(resolved);
-    if (target_.measurer) target_.measurer->set_sizes(size_every_dim(folded, target_.measurer->sizes()));
+    if (target_.measurer) target_.measurer->set_instance(measuring_instance(folded, target_.measurer->sizes()));
     timer_.stop("fold");
     logger("cli")->info("shape arithmetic resolved ahead of time: {} values made constant, {} reshape targets made "
                         "literal, {} operands read as attributes, {} nodes removed",

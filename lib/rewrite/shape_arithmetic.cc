@@ -227,7 +227,8 @@ std::optional<std::vector<int64_t>> literal_target(const ShapeValue& target, con
 /// evaluates shape values; then known values still read by other nodes become weights.
 class Resolver {
  public:
-  Resolver(const ir::Graph& graph, ShapeArithmeticStats& stats) : graph_(graph), stats_(stats) {}
+  Resolver(const ir::Graph& graph, ShapeArithmeticStats& stats, KnownValues* known)
+      : graph_(graph), stats_(stats), known_(known) {}
 
   ir::Graph run() {
     const std::optional<std::vector<ir::NodeId>> order = graph_.topological_order();
@@ -239,6 +240,7 @@ class Resolver {
       }
     }
     for (ir::NodeId id : *order) visit(id);
+    if (known_) collect_known();
     replace_known();
     graph_.remove_dead_nodes();
     stats_.nodes_removed = before - std::min(before, graph_.node_count());
@@ -318,6 +320,18 @@ class Resolver {
     const std::optional<ir::NodeId> added = replace_node(id, {node.inputs[0]}, std::move(attrs));
     if (added) ++stats_.reshapes;
     return added;
+  }
+
+  /// The computed values whose every element is known, by name.
+  void collect_known() {
+    values_.resize(static_cast<std::size_t>(graph_.value_capacity()));
+    for (ir::ValueId id = 0; id < graph_.value_capacity(); ++id) {
+      if (!values_[id] || !values_[id]->all_known() || !graph_.has_value(id)) continue;
+      const ir::Value& value = graph_.value(id);
+      if (value.kind == ir::ValueKind::kIntermediate && !value.name.empty()) {
+        (*known_)[value.name] = tensor_of(*values_[id], value.type.dtype);
+      }
+    }
   }
 
   /// Every known computed value that something other than shape arithmetic reads becomes a weight.
@@ -425,14 +439,15 @@ class Resolver {
 
   ir::Graph graph_;
   ShapeArithmeticStats& stats_;
+  KnownValues* known_;
   Values values_;
 };
 
 }  // namespace
 
-ir::Graph resolve_shape_arithmetic(const ir::Graph& graph, ShapeArithmeticStats* stats) {
+ir::Graph resolve_shape_arithmetic(const ir::Graph& graph, ShapeArithmeticStats* stats, KnownValues* known) {
   ShapeArithmeticStats local;
-  return Resolver(graph, stats ? *stats : local).run();
+  return Resolver(graph, stats ? *stats : local, known).run();
 }
 
 }  // namespace graphsub::rewrite

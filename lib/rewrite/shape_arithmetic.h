@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
+#include <string>
 
 #include "ir/graph.h"
 
@@ -14,6 +16,9 @@ struct ShapeArithmeticStats {
   std::size_t attribute_forms = 0;  ///< Run-time form nodes turned into their attribute form.
   std::size_t nodes_removed = 0;    ///< Nodes no longer needed afterwards.
 };
+
+/// Integer tensors by value name.
+using KnownValues = std::map<std::string, ir::TensorPtr>;
 
 /// The graph with its shape arithmetic resolved where the value types decide it. Exporters build
 /// Reshape targets and Slice bounds at run time (Shape, Gather, Unsqueeze, Concat, integer
@@ -32,7 +37,9 @@ struct ShapeArithmeticStats {
 ///   - a run-time form node whose operands all became weights takes its attribute form.
 ///
 /// Nothing else changes; nodes left without consumers go. Symbols are equal dims by ONNX's
-/// rule (one dim_param names one size), which import and shape inference keep.
-ir::Graph resolve_shape_arithmetic(const ir::Graph& graph, ShapeArithmeticStats* stats = nullptr);
+/// rule (one dim_param names one size), which import and shape inference keep. `known`, when
+/// given, receives every computed (not weight) named value whose elements are all known.
+ir::Graph resolve_shape_arithmetic(const ir::Graph& graph, ShapeArithmeticStats* stats = nullptr,
+                                   KnownValues* known = nullptr);
 
 }  // namespace graphsub::rewrite

@@ -18,7 +18,9 @@ TEST_CASE("every dim gets a size to measure parts at", "[pipeline]") {
   const ir::ValueId x = input(graph, "x", {ir::Dim::named("N"), ir::Dim::known(4)});
   const ir::ValueId rows =
       first(graph, testing::add_inferred(graph, ir::OpKind::kMul, {dim_of(graph, x, 0), dim_of(graph, x, 1)}));
-  const ir::ValueId y = first(graph, runtime_reshape(graph, x, concat(graph, {rows, ints(graph, {1}, {1})})));
+  const ir::ValueId target = concat(graph, {rows, ints(graph, {1}, {1})});
+  graph.set_name(target, "target");
+  const ir::ValueId y = first(graph, runtime_reshape(graph, x, target));
   graph.set_name(y, "y");
   const ir::ValueId z = first(graph, testing::add_inferred(graph, ir::OpKind::kRelu, {y}));
   graph.set_name(z, "z");
@@ -26,10 +28,14 @@ TEST_CASE("every dim gets a size to measure parts at", "[pipeline]") {
   graph.set_outputs({z});
   REQUIRE(ir::to_string(graph.value(y).type.shape) == "[?,?]");
 
-  const cost::DimSizes sizes = pipeline::size_every_dim(graph, {{"N", 3}});
+  const pipeline::MeasuringInstance instance = pipeline::measuring_instance(graph, {{"N", 3}});
+  const cost::DimSizes& sizes = instance.sizes;
   CHECK(ir::to_string(graph.value(y).type.shape) == "[gs_dim_0,gs_dim_1]");
   CHECK(ir::to_string(graph.value(z).type.shape) == "[unk__7,1]");
   CHECK(sizes == cost::DimSizes{{"N", 3}, {"gs_dim_0", 12}, {"gs_dim_1", 1}, {"unk__7", 12}});
+  // The Reshape target at that instance, for a part that reads it as an input.
+  REQUIRE(instance.integers.count("target") == 1);
+  CHECK(instance.integers.at("target")->to_int64s() == std::vector<int64_t>{12, 1});
 }
 
 }  // namespace

@@ -48,6 +48,39 @@ TEST_CASE("a comparison is measured once, then read from the cache", "[pipeline]
   CHECK(table->graph_calls == 4);
 }
 
+TEST_CASE("a part reads the integer values of the measuring instance as weights", "[pipeline]") {
+  // Reshape(x, target) where target, computed outside the part, is an input of the part: the
+  // profiler must see it as the weight [2, 3], not as an input to fill with data.
+  ir::Graph part;
+  const ir::ValueId x = part.add_input("x", testing::float_type({6}));
+  const ir::ValueId target = part.add_input("target", ir::TensorType{ir::DataType::kInt64, ir::Shape::of({2})});
+  ir::Node probe;
+  probe.op = ir::OpKind::kReshape;
+  probe.attrs.set("allowzero", int64_t{0});
+  probe.inputs = {x, target};
+  const ops::InferResult types = ops::op_def(ir::OpKind::kReshape).infer_runtime(probe, {part.value(x).type,
+                                                                                        part.value(target).type});
+  REQUIRE(types.ok());
+  const ir::NodeId reshape = part.add_node(ir::OpKind::kReshape, {x, target}, {{types.outputs[0], {}}}, probe.attrs);
+  ir::Graph longer = part;
+  part.set_outputs({part.node(reshape).outputs[0]});
+  longer.set_outputs({longer.node(testing::add_inferred(longer, ir::OpKind::kRelu, {longer.node(reshape).outputs[0]})).outputs[0]});
+
+  TableProfiler* table = nullptr;
+  auto measurer = table_measurer("", table);
+  measurer->set_instance({{}, {{"target", ir::share(ir::Tensor::from_int64s({2}, {2, 3}))}}});
+  std::vector<std::vector<int64_t>> operands;
+  table->graph_rule = [&operands](const ir::Graph& graph) {
+    for (ir::NodeId id : graph.node_ids()) {
+      const ir::Value& operand = graph.value(graph.node(id).inputs.back());
+      if (graph.node(id).op == ir::OpKind::kReshape && operand.data) operands.push_back(operand.data->to_int64s());
+    }
+    return 1.0;
+  };
+  REQUIRE(measurer->compare(part, longer, {}));
+  CHECK(operands == std::vector<std::vector<int64_t>>{{2, 3}, {2, 3}});
+}
+
 TEST_CASE("graphs the target cannot run have no comparison, and are not tried again", "[pipeline]") {
   TableProfiler* table = nullptr;
   auto measurer = table_measurer("", table);
