@@ -21,6 +21,7 @@
 #include "onnx_io/onnx_io.h"
 #include "pipeline/measure_sizes.h"
 #include "pipeline/measured_search.h"
+#include "profile/ort_profiler.h"
 #include "rewrite/matcher.h"
 #include "rewrite/shape_arithmetic.h"
 #include "rules/parser.h"
@@ -181,31 +182,14 @@ std::string format(const char* pattern, double a, double b) {
   return text;
 }
 
-/// The structural hash of `graph` as a reader of its written file sees it: exported, then read
-/// back (a fused activation is written as its own node again, weight-only nodes are folded).
-uint64_t written_hash(const ir::Graph& graph, const fs::path& folder, const std::string& name) {
-  const fs::path path = folder / name;
-  onnx_io::export_model(graph, path.string());
-  const uint64_t hash = onnx_io::import_model(path.string()).structural_hash();
-  fs::remove(path);
-  return hash;
-}
-
-/// True when `candidate`, once written and read back, is the model `input` was read from, names
-/// aside: measuring one against the other would only measure noise.
+/// True when `candidate`, once written and read back (a fused activation is written as its own
+/// node again, weight-only nodes are folded), is the model `input` was read from, names aside:
+/// measuring one against the other would only measure noise.
 bool written_as_input(const ir::Graph& input, const ir::Graph& candidate) {
-  std::string pattern = (fs::temp_directory_path() / "graphsub-written-XXXXXX").string();
-  if (!::mkdtemp(pattern.data())) throw Error("cannot create a temporary folder like " + pattern);
-  const fs::path folder = pattern;
-  bool alike = false;
-  try {
-    alike = written_hash(candidate, folder, "candidate.onnx") == input.structural_hash();
-  } catch (...) {
-    fs::remove_all(folder);
-    throw;
-  }
-  fs::remove_all(folder);
-  return alike;
+  const profile::TempDir folder;
+  const std::string path = folder.path() + "/candidate.onnx";
+  onnx_io::export_model(candidate, path);
+  return onnx_io::import_model(path).structural_hash() == input.structural_hash();
 }
 
 }  // namespace

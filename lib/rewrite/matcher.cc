@@ -408,8 +408,6 @@ void match_at(const GraphIndex& index, ir::NodeId id, const std::vector<Matcher:
   for (std::size_t plan : anchored->second) Search(index, plans[plan], matches, touched).run(id);
 }
 
-/// True when the match binds a node of `nodes`.
-
 }  // namespace
 
 Matcher::Matcher(const std::vector<rules::Rule>& rules) {

@@ -383,35 +383,39 @@ class Resolver {
   std::optional<std::vector<ir::TensorType>> infer(const ops::OpDef& def, const ir::Node& node,
                                                    const std::vector<ir::TensorType>& types,
                                                    const std::vector<ir::ValueId>& outputs) const {
-    ops::InferResult inferred;
-    try {
-      inferred = def.infer(node, types);
-    } catch (const std::exception&) {
-      return std::nullopt;
+    std::vector<ir::TensorType> out;
+    for (const std::optional<ir::TensorType>& type : merged_outputs([&] { return def.infer(node, types); }, outputs)) {
+      if (!type) return std::nullopt;
+      out.push_back(*type);
     }
-    if (!inferred.ok() || inferred.outputs.size() != outputs.size()) return std::nullopt;
-    for (std::size_t i = 0; i < outputs.size(); ++i) {
-      const std::optional<ir::TensorType> merged = merge(graph_.value(outputs[i]).type, inferred.outputs[i]);
-      if (!merged) return std::nullopt;
-      inferred.outputs[i] = *merged;
-    }
-    return inferred.outputs;
+    if (out.empty() && !outputs.empty()) return std::nullopt;
+    return out;
   }
 
   /// Types node `id`'s outputs again from its inputs' current types, keeping what is sharper.
   void refine_outputs(ir::NodeId id) {
+    const std::vector<ir::ValueId> outputs = graph_.node(id).outputs;
+    const auto merged = merged_outputs([&] { return ops::infer_node(graph_, id); }, outputs);
+    for (std::size_t i = 0; i < merged.size(); ++i) {
+      if (merged[i] && *merged[i] != graph_.value(outputs[i]).type) graph_.set_type(outputs[i], *merged[i]);
+    }
+  }
+
+  /// What `infer` gives each of `outputs`, merged with its current type (nullopt where the two
+  /// contradict); empty when inference fails or gives another number of outputs.
+  template <class Infer>
+  std::vector<std::optional<ir::TensorType>> merged_outputs(const Infer& infer,
+                                                            const std::vector<ir::ValueId>& outputs) const {
     ops::InferResult inferred;
     try {
-      inferred = ops::infer_node(graph_, id);
+      inferred = infer();
     } catch (const std::exception&) {
-      return;
+      return {};
     }
-    const std::vector<ir::ValueId> outputs = graph_.node(id).outputs;
-    if (!inferred.ok() || inferred.outputs.size() != outputs.size()) return;
-    for (std::size_t i = 0; i < outputs.size(); ++i) {
-      const std::optional<ir::TensorType> merged = merge(graph_.value(outputs[i]).type, inferred.outputs[i]);
-      if (merged && *merged != graph_.value(outputs[i]).type) graph_.set_type(outputs[i], *merged);
-    }
+    if (!inferred.ok() || inferred.outputs.size() != outputs.size()) return {};
+    std::vector<std::optional<ir::TensorType>> merged;
+    for (std::size_t i = 0; i < outputs.size(); ++i) merged.push_back(merge(graph_.value(outputs[i]).type, inferred.outputs[i]));
+    return merged;
   }
 
   /// `old` sharpened by `inferred`: a known size replaces a symbol or an unknown dim, and a symbol
