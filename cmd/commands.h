@@ -28,4 +28,7 @@ Command setup_models(CLI::App& app);
 /// `graphsub verify-rules [FILE...]`: check rules with Z3, a verdict per rule.
 Command setup_verify_rules(CLI::App& app);
 
+/// `graphsub generate-rules --max-ops N -o FILE`: enumerate small graphs, write the rules found.
+Command setup_generate_rules(CLI::App& app);
+
 }  // namespace graphsub::cmd

@@ -536,6 +536,17 @@ std::string propose_conv(NodeDraw& draw) {
   return reason.empty() ? shape_conv_operands(draw, window, sizes) : reason;
 }
 
+/// Enlarge: W [M, C, k...] that kernel_shape (the rule's, else 3 x 3) grows by an even amount per
+/// axis: each kernel size its target or the smallest of the target's parity.
+std::string propose_enlarge(NodeDraw& draw) {
+  const Dims target = pick(draw, "kernel_shape", Dims{3, 3});
+  if (!is_free(draw, 0)) return {};
+  Dims w{draw_dim(draw, 0), draw_dim(draw, 1)};
+  for (int64_t size : target) w.push_back(chance(draw, 0.5) ? size : 2 - size % 2);
+  set_dims(draw, 0, w);
+  return {};
+}
+
 /// BatchNormalization: per-channel scale, B, mean and var for X [N, C, ...].
 std::string propose_batch_norm(NodeDraw& draw) {
   pick(draw, "epsilon", one_of<float>(draw, {1e-5f, 1e-3f}));
@@ -565,6 +576,11 @@ RankFacts conv_ranks(const rules::PatternNode& node) {
 }
 
 RankFacts pool_ranks(const rules::PatternNode& node) {
+  const int64_t rank = literal_length(node, "kernel_shape").value_or(2) + 2;
+  return RankFacts{{rank}, rank, false};
+}
+
+RankFacts enlarge_ranks(const rules::PatternNode& node) {
   const int64_t rank = literal_length(node, "kernel_shape").value_or(2) + 2;
   return RankFacts{{rank}, rank, false};
 }
@@ -600,6 +616,7 @@ const std::vector<OpDraw>& op_draws() {
       {ir::OpKind::kConv, 2, 4, propose_conv, conv_ranks},
       {ir::OpKind::kAveragePool, 1, 1, propose_average_pool, pool_ranks},
       {ir::OpKind::kMaxPool, 1, 1, propose_pool, pool_ranks},
+      {ir::OpKind::kEnlarge, 1, 1, propose_enlarge, enlarge_ranks},
       {ir::OpKind::kBatchNormalization, 5, 5, propose_batch_norm, batch_norm_ranks},
       {ir::OpKind::kMatMul, 2, 3, propose_mat_mul, mat_mul_ranks},
       {ir::OpKind::kAdd, 2, 2, propose_binary, same_rank},

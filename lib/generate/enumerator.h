@@ -1,0 +1,68 @@
+// TASO Alg. 1, step 1: every graph of up to N operators over a universe, with its fingerprint.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "generate/op_set.h"
+#include "generate/slot.h"
+
+namespace graphsub::generate {
+
+/// The most operators a graph may have.
+constexpr int kMaxOps = 6;
+
+/// One operator of a compact graph: its choice in the universe and the slots it reads (inputs
+/// are slots 0 .. I-1, each operator's outputs follow in order).
+struct OpRecord {
+  uint8_t choice = 0;
+  std::array<uint8_t, 2> inputs{};
+  bool operator==(const OpRecord& other) const { return choice == other.choice && inputs == other.inputs; }
+};
+
+/// A graph in 20 bytes: its operators in order; a graph without operators outputs the inputs
+/// `input_outputs` marks (bit i: input i), so `split(concat(a, b)) -> a, b` can be found.
+struct CompactGraph {
+  uint8_t num_ops = 0;
+  uint16_t input_outputs = 0;
+  std::array<OpRecord, kMaxOps> ops{};
+  bool operator<(const CompactGraph& other) const;
+  bool operator==(const CompactGraph& other) const;
+};
+
+/// An enumerated graph and its fingerprint (TASO's hash2 of the hash1 of each output).
+struct Enumerated {
+  uint64_t fingerprint = 0;
+  CompactGraph graph;
+};
+
+/// How to enumerate.
+struct EnumerateOptions {
+  int max_ops = 3;
+  int jobs = 1;
+  int shard = 0;        ///< Keep the graphs whose fingerprint's top 32 bits % shards == shard.
+  int shards = 1;
+  uint64_t seed = 1;    ///< Input values.
+  Field field;
+};
+
+/// What enumerate found.
+struct Enumeration {
+  std::vector<Enumerated> graphs;  ///< This shard's graphs, by (fingerprint, graph).
+  uint64_t enumerated = 0;         ///< Graphs visited in all shards (0-operator ones included).
+};
+
+/// The slots of `graph` evaluated over `universe`'s inputs (inputs first, then each op's outputs).
+std::vector<Slot> evaluate(const Universe& universe, const CompactGraph& graph, const EnumerateOptions& options);
+
+/// Indices of the slots `graph` outputs: operator outputs nothing reads, or the marked inputs.
+std::vector<int> output_slots(const Universe& universe, const CompactGraph& graph);
+
+/// Every graph of 0 .. max_ops operators over `universe` without duplicated computation (two
+/// operators with one choice on the same inputs), each once up to the order of independent
+/// operators as far as a local order check finds (a new operator reads the previous one's output
+/// or sorts after it). Deterministic for any number of jobs.
+Enumeration enumerate(const Universe& universe, const EnumerateOptions& options);
+
+}  // namespace graphsub::generate

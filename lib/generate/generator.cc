@@ -1,0 +1,606 @@
+// The generator's stages: pairs of equal fingerprint, renaming, the float check, common subgraphs.
+#include "generate/generator.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "generate/implied.h"
+#include "ir/error.h"
+#include "ir/log.h"
+#include "runtime/equivalence.h"
+#include "verify/instance_generator.h"
+
+namespace graphsub::generate {
+namespace {
+
+EnumerateOptions enumerate_options(const GenerateOptions& options) {
+  EnumerateOptions result;
+  result.max_ops = options.max_ops;
+  result.jobs = options.jobs;
+  result.shard = options.shard;
+  result.shards = options.shards;
+  result.seed = options.seed;
+  result.field.modulus = options.modulus;
+  return result;
+}
+
+/// True when every operator of `graph` is linked to the others through the slots they share
+/// (the rule language's sources must be connected).
+bool connected(const Universe& universe, const CompactGraph& graph) {
+  std::vector<int> parent(universe.inputs.size() + 2 * kMaxOps);
+  std::iota(parent.begin(), parent.end(), 0);
+  auto find = [&](int x) {
+    while (parent[static_cast<std::size_t>(x)] != x) x = parent[static_cast<std::size_t>(x)] = parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(x)])];
+    return x;
+  };
+  int next = static_cast<int>(universe.inputs.size());
+  std::vector<int> firsts;
+  for (int i = 0; i < graph.num_ops; ++i) {
+    const OpRecord& record = graph.ops[static_cast<std::size_t>(i)];
+    const OpChoice& op = universe.ops[record.choice];
+    firsts.push_back(next);
+    for (int k = 0; k < op.arity; ++k) parent[static_cast<std::size_t>(find(record.inputs[static_cast<std::size_t>(k)]))] = find(next);
+    for (int k = 1; k < op.outputs; ++k) parent[static_cast<std::size_t>(find(next + k))] = find(next);
+    next += op.outputs;
+  }
+  for (int first : firsts) {
+    if (find(first) != find(firsts.front())) return false;
+  }
+  return true;
+}
+
+/// One graph of a fingerprint class, evaluated.
+struct ClassMember {
+  CompactGraph graph;
+  std::vector<Slot> slots;
+  std::vector<int> outputs;
+  std::string text;  ///< Its output terms, sorted: equal for the same graph enumerated twice.
+  bool connected = false;
+};
+
+ClassMember member(const Universe& universe, const CompactGraph& graph, const EnumerateOptions& options) {
+  ClassMember result{graph, evaluate(universe, graph, options), output_slots(universe, graph), {},
+                     graph.num_ops > 0 && connected(universe, graph)};
+  std::vector<std::string> names;
+  for (const InputSpec& input : universe.inputs) names.push_back(input.name);
+  std::vector<std::string> texts;
+  for (int slot : result.outputs) texts.push_back(to_text(universe, term_of(universe, graph, slot), names));
+  std::sort(texts.begin(), texts.end());
+  for (const std::string& text : texts) result.text += text + ";";
+  return result;
+}
+
+/// The inputs a graph reads, as bits (every operator's output reaches an output, so these are
+/// the inputs its output terms read).
+uint32_t reads(const Universe& universe, const CompactGraph& graph) {
+  const auto inputs = static_cast<int>(universe.inputs.size());
+  uint32_t bits = graph.input_outputs;
+  for (int i = 0; i < graph.num_ops; ++i) {
+    const OpRecord& record = graph.ops[static_cast<std::size_t>(i)];
+    for (int k = 0; k < universe.ops[record.choice].arity; ++k) {
+      if (record.inputs[static_cast<std::size_t>(k)] < inputs) bits |= 1u << record.inputs[static_cast<std::size_t>(k)];
+    }
+  }
+  return bits;
+}
+
+/// The target's output slot for each source output, by equal values; nullopt when they differ.
+std::optional<std::vector<std::pair<int, int>>> map_outputs(const ClassMember& source, const ClassMember& target) {
+  if (source.outputs.size() != target.outputs.size()) return std::nullopt;
+  std::vector<bool> taken(target.outputs.size(), false);
+  std::vector<std::pair<int, int>> pairs;
+  for (int s : source.outputs) {
+    bool found = false;
+    for (std::size_t t = 0; t < target.outputs.size() && !found; ++t) {
+      const Slot& a = source.slots[static_cast<std::size_t>(s)];
+      const Slot& b = target.slots[static_cast<std::size_t>(target.outputs[t])];
+      if (taken[t] || a.hash != b.hash || a.dims != b.dims || a.values != b.values) continue;
+      taken[t] = true;
+      found = true;
+      pairs.emplace_back(s, target.outputs[t]);
+    }
+    if (!found) return std::nullopt;
+  }
+  return pairs;
+}
+
+std::set<int> inputs_read(const TermPairs& terms, bool source) {
+  std::set<int> read;
+  for (const auto& pair : terms) {
+    for (int input : inputs_of(source ? pair.first : pair.second)) read.insert(input);
+  }
+  return read;
+}
+
+/// The operator computing each slot past the inputs: (operator index, output index).
+std::vector<std::pair<int, int>> producers(const Universe& universe, const CompactGraph& graph) {
+  std::vector<std::pair<int, int>> result(universe.inputs.size(), {-1, 0});
+  for (int i = 0; i < graph.num_ops; ++i) {
+    for (int k = 0; k < universe.ops[graph.ops[static_cast<std::size_t>(i)].choice].outputs; ++k) result.emplace_back(i, k);
+  }
+  return result;
+}
+
+bool same_values(const Slot& a, const Slot& b) { return a.hash == b.hash && a.dims == b.dims && a.values == b.values; }
+
+/// True when output `s` of the source and `t` of the target are one computation, or the same
+/// operator on arguments of equal values: TASO's second common-subgraph form then gives a
+/// smaller candidate that covers this one (decided here by fingerprints, before any rule exists).
+bool common_output(const Universe& universe, const ClassMember& source, const ClassMember& target, int s, int t) {
+  const auto [source_op, source_output] = producers(universe, source.graph)[static_cast<std::size_t>(s)];
+  const auto [target_op, target_output] = producers(universe, target.graph)[static_cast<std::size_t>(t)];
+  if (source_op < 0 || target_op < 0) return false;
+  const OpRecord& a = source.graph.ops[static_cast<std::size_t>(source_op)];
+  const OpRecord& b = target.graph.ops[static_cast<std::size_t>(target_op)];
+  if (a.choice != b.choice || source_output != target_output) return false;
+  const OpChoice& op = universe.ops[a.choice];
+  auto arg = [](const ClassMember& m, const OpRecord& r, int k) -> const Slot& {
+    return m.slots[r.inputs[static_cast<std::size_t>(k)]];
+  };
+  bool aligned = true;
+  for (int k = 0; k < op.arity; ++k) aligned = aligned && same_values(arg(source, a, k), arg(target, b, k));
+  return aligned || (op.commutative && same_values(arg(source, a, 0), arg(target, b, 1)) &&
+                     same_values(arg(source, a, 1), arg(target, b, 0)));
+}
+
+/// What pairing a source with a target gave.
+enum class Pairing { kNone, kCut, kCandidate };
+
+/// The candidate `source -> target` into `out`; kNone when no rule can be written of it, kCut
+/// when a common output makes a smaller candidate cover it.
+Pairing make_candidate(const std::shared_ptr<const Universe>& universe, const ClassMember& source,
+                       const ClassMember& target, std::vector<Candidate>& out) {
+  if (source.graph.num_ops == 0 || !source.connected) return Pairing::kNone;
+  std::optional<std::vector<std::pair<int, int>>> outputs = map_outputs(source, target);
+  if (!outputs) return Pairing::kNone;
+  const uint32_t source_reads = reads(*universe, source.graph), target_reads = reads(*universe, target.graph);
+  if ((target_reads & ~source_reads) != 0) return Pairing::kNone;
+  for (const auto& [s, t] : *outputs) {
+    if (common_output(*universe, source, target, s, t)) return Pairing::kCut;
+  }
+  Candidate candidate;
+  for (const auto& [s, t] : *outputs) {
+    candidate.terms.emplace_back(normalise(*universe, term_of(*universe, source.graph, s)),
+                                 normalise(*universe, term_of(*universe, target.graph, t)));
+  }
+  auto [key, renaming] = canonical_key(*universe, candidate.terms);
+  candidate.key = std::move(key);
+  candidate.pair = GraphPair{universe, source.graph, target.graph, std::move(*outputs), std::move(renaming)};
+  out.push_back(std::move(candidate));
+  return Pairing::kCandidate;
+}
+
+/// The candidates of one fingerprint class, from ordered pairs of its distinct graphs.
+struct ClassPairs {
+  std::vector<Candidate> candidates;
+  uint64_t pairs = 0;  ///< Ordered pairs a rule can be written of, cut ones included.
+  uint64_t cut = 0;
+};
+
+ClassPairs pair_class(const std::shared_ptr<const Universe>& universe, const std::vector<Enumerated>& graphs,
+                      std::size_t begin, std::size_t end, const EnumerateOptions& options) {
+  std::vector<ClassMember> members;
+  for (std::size_t i = begin; i < end; ++i) {
+    ClassMember next = member(*universe, graphs[i].graph, options);
+    const bool seen = std::any_of(members.begin(), members.end(), [&](const ClassMember& m) { return m.text == next.text; });
+    if (!seen) members.push_back(std::move(next));
+  }
+  ClassPairs result;
+  for (const ClassMember& source : members) {
+    for (const ClassMember& target : members) {
+      if (&source == &target) continue;
+      const Pairing pairing = make_candidate(universe, source, target, result.candidates);
+      result.pairs += pairing != Pairing::kNone;
+      result.cut += pairing == Pairing::kCut;
+    }
+  }
+  return result;
+}
+
+/// Pairs every class of equal fingerprint (several graphs), classes shared among `jobs` threads
+/// and their candidates concatenated in class order.
+void pair_classes(const std::shared_ptr<const Universe>& universe, const std::vector<Enumerated>& graphs,
+                  const EnumerateOptions& options, std::vector<Candidate>& out, StageCounts& counts) {
+  std::vector<std::pair<std::size_t, std::size_t>> classes;
+  for (std::size_t begin = 0, end = 0; begin < graphs.size(); begin = end) {
+    for (end = begin + 1; end < graphs.size() && graphs[end].fingerprint == graphs[begin].fingerprint; ++end) {
+    }
+    if (end - begin > 1) classes.emplace_back(begin, end);
+  }
+  std::vector<ClassPairs> paired(classes.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < classes.size(); i = next++) {
+      paired[i] = pair_class(universe, graphs, classes[i].first, classes[i].second, options);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int job = 1; job < options.jobs; ++job) threads.emplace_back(work);
+  work();
+  for (std::thread& thread : threads) thread.join();
+  for (ClassPairs& pairs : paired) {
+    counts.candidates += pairs.pairs;
+    counts.cut += pairs.cut;
+    out.insert(out.end(), std::make_move_iterator(pairs.candidates.begin()), std::make_move_iterator(pairs.candidates.end()));
+  }
+}
+
+/// Sorts by key and keeps the first of each key.
+void keep_one_per_key(std::vector<Candidate>& candidates) {
+  std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    return a.pair.universe->name != b.pair.universe->name ? a.pair.universe->name < b.pair.universe->name : a.key < b.key;
+  });
+  candidates.erase(std::unique(candidates.begin(), candidates.end(),
+                               [](const Candidate& a, const Candidate& b) {
+                                 return a.pair.universe->name == b.pair.universe->name && a.key == b.key;
+                               }),
+                   candidates.end());
+}
+
+enum class FloatVerdict { kEqual, kDifferent, kNoInstance };
+
+/// Writes the candidate as a rule, lets the rewriter apply it on random small shapes, and runs
+/// source and target through the reference kernels on random floats in [-1, 1] (TASO: 1e-5).
+FloatVerdict float_check(const Candidate& candidate, const GenerateOptions& options, const EnumerateOptions& enumerate) {
+  const rules::Rule rule = write_rule(candidate.pair, "candidate", enumerate);
+  verify::InstanceOptions instance_options;
+  instance_options.count = options.float_instances;
+  instance_options.attempts = 2000;
+  const std::vector<verify::Instance> instances = verify::make_instances(rule, instance_options);
+  if (instances.empty()) return FloatVerdict::kNoInstance;
+  runtime::CheckOptions check;
+  check.samples = 2;
+  check.atol = 1e-5;
+  check.rtol = 1e-5;
+  for (const verify::Instance& instance : instances) {
+    try {
+      if (!runtime::check_equivalent(instance.source, instance.target, check).passed()) return FloatVerdict::kDifferent;
+    } catch (const Error&) {
+      return FloatVerdict::kNoInstance;
+    }
+  }
+  return FloatVerdict::kEqual;
+}
+
+/// Keeps the candidates the float check confirms, counting the others.
+std::vector<Candidate> confirm(std::vector<Candidate> candidates, const GenerateOptions& options, StageCounts& counts) {
+  const EnumerateOptions enumerate = enumerate_options(options);
+  std::vector<FloatVerdict> verdicts(candidates.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < candidates.size(); i = next++) verdicts[i] = float_check(candidates[i], options, enumerate);
+  };
+  std::vector<std::thread> threads;
+  for (int job = 1; job < options.jobs; ++job) threads.emplace_back(work);
+  work();
+  for (std::thread& thread : threads) thread.join();
+  std::vector<Candidate> kept;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (verdicts[i] != FloatVerdict::kEqual) {
+      logger("generate")->debug("{}: {}", verdicts[i] == FloatVerdict::kDifferent ? "different on floats" : "no instance",
+                                candidates[i].key);
+    }
+    if (verdicts[i] == FloatVerdict::kEqual) kept.push_back(std::move(candidates[i]));
+    counts.float_failed += verdicts[i] == FloatVerdict::kDifferent;
+    counts.no_instance += verdicts[i] == FloatVerdict::kNoInstance;
+  }
+  counts.confirmed += kept.size();
+  return kept;
+}
+
+bool has_input_source(const TermPairs& terms) {
+  return std::any_of(terms.begin(), terms.end(), [](const auto& pair) { return pair.first.is_input(); });
+}
+
+bool known(const Universe& universe, const TermPairs& terms, const std::set<std::string>& keys) {
+  return !terms.empty() && !has_input_source(terms) && keys.count(canonical_key(universe, terms).first) > 0;
+}
+
+/// TASO's second form, one output at a time: an output both sides compute alike is dropped, or
+/// an output both compute with the same operator is cut there, the differing arguments becoming
+/// outputs (both argument orders for a commutative operator).
+std::vector<TermPairs> without_common_outputs(const Universe& universe, const TermPairs& terms) {
+  std::vector<TermPairs> general;
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    const auto& [source, target] = terms[i];
+    TermPairs rest = terms;
+    rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
+    if (source == target) {
+      general.push_back(rest);
+      continue;
+    }
+    if (source.is_input() || target.is_input() || source.op != target.op || source.output != target.output) continue;
+    const bool commutative = universe.ops[static_cast<std::size_t>(source.op)].commutative;
+    for (bool swap : {false, true}) {
+      if (swap && !commutative) break;
+      TermPairs cut = rest;
+      for (std::size_t k = 0; k < source.args.size(); ++k) {
+        const Term& other = target.args[swap ? source.args.size() - 1 - k : k];
+        if (!(source.args[k] == other)) cut.emplace_back(source.args[k], other);
+      }
+      general.push_back(std::move(cut));
+    }
+  }
+  return general;
+}
+
+/// The role and dims of the source slot computing `term`, or nullopt.
+std::optional<std::pair<Role, std::vector<int64_t>>> type_of(const Candidate& candidate, const Term& term,
+                                                              const EnumerateOptions& options) {
+  const Universe& universe = *candidate.pair.universe;
+  const std::vector<Slot> slots = evaluate(universe, candidate.pair.source, options);
+  for (std::size_t s = universe.inputs.size(); s < slots.size(); ++s) {
+    if (normalise(universe, term_of(universe, candidate.pair.source, static_cast<int>(s))) == term) {
+      return std::make_pair(slots[s].role, slots[s].dims);
+    }
+  }
+  return std::nullopt;
+}
+
+/// `terms` with every `common` replaced by an input of the role and rank `type` gives that the
+/// terms then no longer read (rules are written for every shape of a rank, so any such input
+/// stands for the fresh one); nullopt when every such input is still read.
+std::optional<TermPairs> with_fresh_input(const Universe& universe, const TermPairs& terms, const Term& common,
+                                          const std::pair<Role, std::vector<int64_t>>& type) {
+  Term placeholder;
+  placeholder.input = static_cast<int>(universe.inputs.size());
+  TermPairs general;
+  for (const auto& [source, target] : terms) general.emplace_back(replace(source, common, placeholder), replace(target, common, placeholder));
+  const std::set<int> read = inputs_read(general, true);
+  for (std::size_t fresh = 0; fresh < universe.inputs.size(); ++fresh) {
+    const InputSpec& spec = universe.inputs[fresh];
+    if (read.count(static_cast<int>(fresh)) || spec.role != type.first || spec.dims.size() != type.second.size()) continue;
+    Term input;
+    input.input = static_cast<int>(fresh);
+    for (auto& [source, target] : general) {
+      source = normalise(universe, replace(source, placeholder, input));
+      target = normalise(universe, replace(target, placeholder, input));
+    }
+    return general;
+  }
+  return std::nullopt;
+}
+
+/// TASO's first form: an operator on the same inputs in source and target becomes a fresh input.
+bool common_operator_generalises(const Candidate& candidate, const std::set<std::string>& keys,
+                                 const EnumerateOptions& options) {
+  const Universe& universe = *candidate.pair.universe;
+  std::vector<Term> in_target;
+  for (const auto& pair : candidate.terms) {
+    for (Term& term : operator_subterms(pair.second)) in_target.push_back(std::move(term));
+  }
+  for (const auto& pair : candidate.terms) {
+    for (const Term& common : operator_subterms(pair.first)) {
+      if (std::find(in_target.begin(), in_target.end(), common) == in_target.end()) continue;
+      const auto type = type_of(candidate, common, options);
+      if (!type) continue;
+      const std::optional<TermPairs> general = with_fresh_input(universe, candidate.terms, common, *type);
+      if (general && known(universe, *general, keys)) return true;
+    }
+  }
+  return false;
+}
+
+Term rename(const Term& term, const std::vector<int>& to) {
+  Term copy = term;
+  if (copy.is_input()) copy.input = to[static_cast<std::size_t>(copy.input)];
+  for (Term& arg : copy.args) arg = rename(arg, to);
+  return copy;
+}
+
+/// Every map of the inputs `used` reads to inputs of the same role and dims that sends two of
+/// them to one (other inputs stay): the rules a candidate gives when its inputs are merged.
+void merged_keys(const Candidate& candidate, const std::vector<int>& used, std::size_t next, std::vector<int>& to,
+                 std::set<std::string>& keys) {
+  const Universe& universe = *candidate.pair.universe;
+  if (next == used.size()) {
+    std::set<int> images;
+    for (int input : used) images.insert(to[static_cast<std::size_t>(input)]);
+    if (images.size() == used.size()) return;  // a renaming, not a merge
+    TermPairs merged;
+    for (const auto& [source, target] : candidate.terms) {
+      merged.emplace_back(normalise(universe, rename(source, to)), normalise(universe, rename(target, to)));
+    }
+    keys.insert(canonical_key(universe, merged).first);
+    return;
+  }
+  const auto input = static_cast<std::size_t>(used[next]);
+  for (std::size_t image = 0; image < universe.inputs.size(); ++image) {
+    if (universe.inputs[image].role != universe.inputs[input].role || universe.inputs[image].dims != universe.inputs[input].dims) {
+      continue;
+    }
+    to[input] = static_cast<int>(image);
+    merged_keys(candidate, used, next + 1, to, keys);
+  }
+  to[input] = static_cast<int>(input);
+}
+
+/// TASO's input tensor renaming, for renamings that merge inputs (Fig. 4a: C renamed A): a
+/// candidate that a more general one gives that way is dropped.
+std::vector<Candidate> drop_merged_instances(std::vector<Candidate> candidates) {
+  std::set<std::string> instances;
+  for (const Candidate& candidate : candidates) {
+    const std::set<int> read = inputs_read(candidate.terms, true);
+    std::vector<int> to(candidate.pair.universe->inputs.size());
+    std::iota(to.begin(), to.end(), 0);
+    std::set<std::string> keys;
+    merged_keys(candidate, {read.begin(), read.end()}, 0, to, keys);
+    keys.erase(candidate.key);
+    instances.insert(keys.begin(), keys.end());
+  }
+  std::vector<Candidate> kept;
+  for (Candidate& candidate : candidates) {
+    if (instances.count(candidate.key) == 0) kept.push_back(std::move(candidate));
+  }
+  return kept;
+}
+
+/// Drops the candidates a more general confirmed one (`keys`) covers by TASO's two
+/// common-subgraph forms.
+std::vector<Candidate> prune_common_subgraphs(std::vector<Candidate> candidates, const std::set<std::string>& keys,
+                                              const EnumerateOptions& options) {
+  std::vector<Candidate> kept;
+  for (Candidate& candidate : candidates) {
+    const Universe& universe = *candidate.pair.universe;
+    const std::vector<TermPairs> cut = without_common_outputs(universe, candidate.terms);
+    if (std::any_of(cut.begin(), cut.end(), [&](const TermPairs& terms) { return known(universe, terms, keys); })) continue;
+    if (common_operator_generalises(candidate, keys, options)) continue;
+    kept.push_back(std::move(candidate));
+  }
+  return kept;
+}
+
+nlohmann::json graph_json(const CompactGraph& graph) {
+  nlohmann::json ops = nlohmann::json::array();
+  for (int i = 0; i < graph.num_ops; ++i) {
+    const OpRecord& op = graph.ops[static_cast<std::size_t>(i)];
+    ops.push_back({op.choice, op.inputs[0], op.inputs[1]});
+  }
+  return {{"ops", ops}, {"input_outputs", graph.input_outputs}};
+}
+
+CompactGraph graph_from_json(const nlohmann::json& json) {
+  CompactGraph graph;
+  const nlohmann::json& ops = json.at("ops");
+  if (ops.size() > static_cast<std::size_t>(kMaxOps)) throw Error("a graph with more than 6 operators");
+  graph.num_ops = static_cast<uint8_t>(ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    graph.ops[i] = OpRecord{ops[i].at(0).get<uint8_t>(), {ops[i].at(1).get<uint8_t>(), ops[i].at(2).get<uint8_t>()}};
+  }
+  graph.input_outputs = json.at("input_outputs").get<uint16_t>();
+  return graph;
+}
+
+nlohmann::json counts_json(const StageCounts& counts) {
+  return {{"enumerated", counts.enumerated}, {"graphs", counts.graphs}, {"candidates", counts.candidates},
+          {"cut", counts.cut}, {"renamed", counts.renamed}};
+}
+
+}  // namespace
+
+GenerateResult generate(const GenerateOptions& options) {
+  if (options.max_ops < 1 || options.max_ops > kMaxOps) throw Error("--max-ops must be between 1 and 6");
+  if (options.shards < 1 || options.shard < 0 || options.shard >= options.shards) throw Error("--shard I/K needs 0 <= I < K");
+  const EnumerateOptions enumerate_with = enumerate_options(options);
+  GenerateResult result;
+  std::vector<Candidate> candidates;
+  for (Universe& selected : select_universes(options.ops)) {
+    auto universe = std::make_shared<const Universe>(std::move(selected));
+    const Enumeration enumeration = enumerate(*universe, enumerate_with);
+    logger("generate")->info("{}: {} graphs enumerated, {} kept by this shard", universe->name, enumeration.enumerated,
+                             enumeration.graphs.size());
+    result.counts.enumerated += enumeration.enumerated;
+    result.counts.graphs += enumeration.graphs.size();
+    pair_classes(universe, enumeration.graphs, enumerate_with, candidates, result.counts);
+  }
+  logger("generate")->info("{} candidate pairs of equal fingerprint, {} covered by a smaller one at a common output",
+                           result.counts.candidates, result.counts.cut);
+  keep_one_per_key(candidates);
+  result.counts.renamed = candidates.size();
+  logger("generate")->info("{} after input renaming", candidates.size());
+  if (options.shards == 1) {
+    result.rules = finish(std::move(candidates), result.counts, options);
+  } else {
+    result.candidates = std::move(candidates);
+  }
+  return result;
+}
+
+std::vector<rules::Rule> finish(std::vector<Candidate> candidates, StageCounts& counts, const GenerateOptions& options) {
+  const EnumerateOptions enumerate_with = enumerate_options(options);
+  keep_one_per_key(candidates);
+  // Pruning trusts fingerprints, as TASO does (it saw no equal fingerprints of different graphs):
+  // a more general candidate covers a pruned one before any float check.
+  std::set<std::string> keys;
+  for (const Candidate& candidate : candidates) keys.insert(candidate.key);
+  candidates = drop_merged_instances(std::move(candidates));
+  counts.general = candidates.size();
+  candidates = prune_common_subgraphs(std::move(candidates), keys, enumerate_with);
+  counts.common_subgraph = candidates.size();
+  candidates = drop_implied(std::move(candidates), options.jobs);
+  counts.implied = candidates.size();
+  logger("generate")->info("{} rules after pruning; checking them on floats", candidates.size());
+  const std::vector<Candidate> kept = confirm(std::move(candidates), options, counts);
+  std::vector<rules::Rule> rules;
+  std::map<std::string, int> numbers;
+  for (const Candidate& candidate : kept) {
+    const std::string& universe = candidate.pair.universe->name;
+    rules.push_back(write_rule(candidate.pair, "gen-" + universe + "-" + std::to_string(++numbers[universe]), enumerate_with));
+  }
+  return rules;
+}
+
+std::string candidates_text(const std::vector<Candidate>& candidates, const StageCounts& counts,
+                            const GenerateOptions& options) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const Candidate& candidate : candidates) {
+    list.push_back({{"universe", candidate.pair.universe->name},
+                    {"source", graph_json(candidate.pair.source)},
+                    {"target", graph_json(candidate.pair.target)},
+                    {"outputs", candidate.pair.outputs},
+                    {"renaming", candidate.pair.renaming}});
+  }
+  const nlohmann::json json = {{"format", "graphsub-generated-candidates-1"},
+                               {"options",
+                                {{"max_ops", options.max_ops}, {"ops", options.ops}, {"seed", options.seed},
+                                 {"modulus", options.modulus}, {"shard", options.shard}, {"shards", options.shards}}},
+                               {"counts", counts_json(counts)},
+                               {"candidates", list}};
+  return json.dump(1) + "\n";
+}
+
+std::vector<Candidate> read_candidates(const std::string& text, const std::string& file, StageCounts& counts,
+                                       GenerateOptions& options) {
+  try {
+    const nlohmann::json json = nlohmann::json::parse(text);
+    if (json.at("format") != "graphsub-generated-candidates-1") throw Error("not a file of generated candidates");
+    const nlohmann::json& saved = json.at("options");
+    options.max_ops = saved.at("max_ops").get<int>();
+    options.ops = saved.at("ops").get<std::vector<std::string>>();
+    options.seed = saved.at("seed").get<uint64_t>();
+    options.modulus = saved.at("modulus").get<uint32_t>();
+    options.shards = saved.at("shards").get<int>();
+    options.shard = saved.at("shard").get<int>();
+    const nlohmann::json& saved_counts = json.at("counts");
+    counts.enumerated = saved_counts.at("enumerated").get<uint64_t>();
+    counts.graphs += saved_counts.at("graphs").get<uint64_t>();
+    counts.candidates += saved_counts.at("candidates").get<uint64_t>();
+    counts.cut += saved_counts.at("cut").get<uint64_t>();
+    counts.renamed += saved_counts.at("renamed").get<uint64_t>();
+    std::map<std::string, std::shared_ptr<const Universe>> universes;
+    for (Universe& universe : select_universes(options.ops)) {
+      const std::string name = universe.name;
+      universes[name] = std::make_shared<const Universe>(std::move(universe));
+    }
+    std::vector<Candidate> candidates;
+    for (const nlohmann::json& entry : json.at("candidates")) {
+      const auto found = universes.find(entry.at("universe").get<std::string>());
+      if (found == universes.end()) throw Error("a candidate of an unknown universe");
+      Candidate candidate;
+      candidate.pair = GraphPair{found->second, graph_from_json(entry.at("source")), graph_from_json(entry.at("target")),
+                                 entry.at("outputs").get<std::vector<std::pair<int, int>>>(),
+                                 entry.at("renaming").get<std::vector<int>>()};
+      const Universe& universe = *found->second;
+      for (const auto& [s, t] : candidate.pair.outputs) {
+        candidate.terms.emplace_back(normalise(universe, term_of(universe, candidate.pair.source, s)),
+                                     normalise(universe, term_of(universe, candidate.pair.target, t)));
+      }
+      candidate.key = canonical_key(universe, candidate.terms).first;
+      candidates.push_back(std::move(candidate));
+    }
+    return candidates;
+  } catch (const nlohmann::json::exception& error) {
+    throw Error(file + ": not a file of generated candidates (" + error.what() + ")");
+  } catch (const Error& error) {
+    throw Error(file + ": " + error.what());
+  }
+}
+
+}  // namespace graphsub::generate

@@ -1,0 +1,151 @@
+// Writing generated pairs as rule text, parsed back so the rule language checks it.
+#include "generate/rule_writer.h"
+
+#include <map>
+#include <set>
+
+#include "generate/term.h"
+#include "ir/error.h"
+#include "ops/registry.h"
+#include "rules/parser.h"
+
+namespace graphsub::generate {
+namespace {
+
+using ir::OpKind;
+
+std::string ints(const std::vector<int64_t>& values) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) text += (i > 0 ? ", " : "") + std::to_string(values[i]);
+  return text + "]";
+}
+
+/// Every attribute of an enumerated operator, as the rule language writes it.
+std::string attributes(const OpChoice& op, const std::vector<const Slot*>& inputs, const std::vector<std::string>& names) {
+  switch (op.kind) {
+    case OpKind::kMatMul: return "activation = \"none\"";
+    case OpKind::kTranspose: return "perm = [1, 0]";
+    case OpKind::kConcat: return "axis = " + std::to_string(op.axis);
+    case OpKind::kSplit: {
+      const SplitPoint& point = *inputs[0]->splits[static_cast<std::size_t>(op.axis)];
+      return "axis = " + std::to_string(op.axis) + ", split = [" + to_rule_text(point.first_expr, names) + ", " +
+             to_rule_text(point.second_expr, names) + "]";
+    }
+    case OpKind::kConv: {
+      const int64_t k = inputs[1]->dims[2], pad = k / 2;
+      return "kernel_shape = " + ints({k, k}) + ", strides = [1, 1], pads = " + ints({pad, pad, pad, pad}) +
+             ", dilations = [1, 1], group = 1, activation = \"" + (op.relu ? "relu" : "none") + "\"";
+    }
+    case OpKind::kEnlarge: return "kernel_shape = " + ints({op.kernel, op.kernel});
+    case OpKind::kAveragePool:
+    case OpKind::kMaxPool: {
+      const int64_t pad = op.kernel / 2;
+      std::string text = "kernel_shape = " + ints({op.kernel, op.kernel}) + ", strides = [1, 1], pads = " +
+                         ints({pad, pad, pad, pad}) + ", ceil_mode = 0";
+      return text + (op.kind == OpKind::kMaxPool ? ", dilations = [1, 1]" : ", count_include_pad = 1");
+    }
+    default: return {};
+  }
+}
+
+/// The name of a slot: the input's (renamed) name, or `prefix` and the slot number.
+std::string value_name(int slot, const std::vector<std::string>& names, const std::string& prefix) {
+  return slot < static_cast<int>(names.size()) ? names[static_cast<std::size_t>(slot)] : prefix + std::to_string(slot);
+}
+
+/// The node lines of `graph`, its operator outputs named `prefix` + slot number.
+std::string node_lines(const GraphPair& pair, const CompactGraph& graph, const std::string& prefix,
+                       const std::vector<std::string>& names, const EnumerateOptions& options) {
+  const Universe& universe = *pair.universe;
+  const std::vector<Slot> slots = evaluate(universe, graph, options);
+  auto name_of = [&](int slot) { return value_name(slot, names, prefix); };
+  std::string text;
+  int next_slot = static_cast<int>(names.size());
+  for (int i = 0; i < graph.num_ops; ++i) {
+    const OpRecord& record = graph.ops[static_cast<std::size_t>(i)];
+    const OpChoice& op = universe.ops[record.choice];
+    std::vector<const Slot*> inputs;
+    std::string line = "    ";
+    for (int k = 0; k < op.outputs; ++k) line += (k > 0 ? ", " : "") + name_of(next_slot + k);
+    line += " = " + std::string(ops::kind_name(op.kind)) + "(";
+    for (int k = 0; k < op.arity; ++k) {
+      const int slot = record.inputs[static_cast<std::size_t>(k)];
+      inputs.push_back(&slots[static_cast<std::size_t>(slot)]);
+      line += (k > 0 ? ", " : "") + name_of(slot);
+    }
+    line += ")";
+    const std::string attrs = attributes(op, inputs, names);
+    if (!attrs.empty()) line += " [" + attrs + "]";
+    text += line + "\n";
+    next_slot += op.outputs;
+  }
+  return text;
+}
+
+std::string comment(const GraphPair& pair, const std::vector<std::string>& names) {
+  std::string sources, targets;
+  for (const auto& [source, target] : pair.outputs) {
+    sources += (sources.empty() ? "" : ", ") + to_text(*pair.universe, term_of(*pair.universe, pair.source, source), names);
+    targets += (targets.empty() ? "" : ", ") + to_text(*pair.universe, term_of(*pair.universe, pair.target, target), names);
+  }
+  return "#   " + sources + " -> " + targets + "\n";
+}
+
+/// `where rank(x) == r` for each input the source reads, by name.
+std::map<std::string, std::size_t> ranks(const Universe& universe, const std::set<int>& used,
+                                         const std::vector<std::string>& names) {
+  std::map<std::string, std::size_t> result;
+  for (int input : used) result[names[static_cast<std::size_t>(input)]] = universe.inputs[static_cast<std::size_t>(input)].dims.size();
+  return result;
+}
+
+/// What the enumeration's shapes held and the rule depends on: it never broadcasts, so each source
+/// Add or Mul matches operands of one shape only (`add(pool(x), pool(y)) -> pool(add(x, y))` is
+/// wrong when y broadcasts); it enlarges 1 x 1 kernels only (a pooling commutes with a 1 x 1
+/// convolution, not with a 3 x 3 one).
+std::string shape_conditions(const GraphPair& pair, const std::vector<std::string>& names) {
+  const Universe& universe = *pair.universe;
+  auto name_of = [&](int slot) { return value_name(slot, names, "s"); };
+  std::string text;
+  for (int i = 0; i < pair.source.num_ops; ++i) {
+    const OpRecord& record = pair.source.ops[static_cast<std::size_t>(i)];
+    const OpChoice& op = universe.ops[record.choice];
+    if ((op.kind == OpKind::kAdd || op.kind == OpKind::kMul) && record.inputs[0] != record.inputs[1]) {
+      text += "  where shape(" + name_of(record.inputs[0]) + ") == shape(" + name_of(record.inputs[1]) + ")\n";
+    }
+    if (op.kind == OpKind::kEnlarge) {
+      const std::string kernel = name_of(record.inputs[0]);
+      text += "  where shape(" + kernel + ")[2] == 1\n  where shape(" + kernel + ")[3] == 1\n";
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
+rules::Rule write_rule(const GraphPair& pair, const std::string& name, const EnumerateOptions& options) {
+  const Universe& universe = *pair.universe;
+  std::vector<std::string> names(universe.inputs.size());
+  for (std::size_t i = 0; i < names.size(); ++i) names[i] = universe.inputs[static_cast<std::size_t>(pair.renaming[i])].name;
+  std::set<int> used;
+  for (const auto& [source, target] : pair.outputs) {
+    for (int input : inputs_of(term_of(universe, pair.source, source))) used.insert(input);
+  }
+  std::string text = comment(pair, names) + "rule " + name + "\n  origin generated\n  source\n";
+  text += node_lines(pair, pair.source, "s", names, options);
+  for (const auto& [name, rank] : ranks(universe, used, names)) {
+    text += "  where rank(" + name + ") == " + std::to_string(rank) + "\n";
+  }
+  text += shape_conditions(pair, names);
+  text += "  target\n" + node_lines(pair, pair.target, "t", names, options) + "  map ";
+  for (std::size_t i = 0; i < pair.outputs.size(); ++i) {
+    const auto [source, target] = pair.outputs[i];
+    text += (i > 0 ? ", " : "") + value_name(source, names, "s") + " -> " + value_name(target, names, "t");
+  }
+  text += "\nend\n";
+  std::vector<rules::Rule> parsed = rules::parse_rules(text, "generated");
+  if (parsed.size() != 1) throw Error("generated rule " + name + " did not parse as one rule");
+  return parsed.front();
+}
+
+}  // namespace graphsub::generate

@@ -1,0 +1,68 @@
+// The tensors of the enumeration: exact integer values for fingerprints (TASO §2.2), and the
+// facts about their dims that a written rule needs (which input dims they are, where a split cuts).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "generate/op_set.h"
+
+namespace graphsub::generate {
+
+/// Arithmetic modulo a prime: sums, products and division by a constant are exact, so two
+/// graphs computing one polynomial of their inputs get equal values whatever their order.
+struct Field {
+  uint32_t modulus = 2147483647;  ///< 2^31 - 1.
+  uint32_t add(uint32_t a, uint32_t b) const { return static_cast<uint32_t>((uint64_t{a} + b) % modulus); }
+  uint32_t mul(uint32_t a, uint32_t b) const { return static_cast<uint32_t>(uint64_t{a} * b % modulus); }
+  /// a^(p-2): the inverse of a non-zero a.
+  uint32_t inverse(uint32_t a) const;
+};
+
+/// A dim as the rule language writes it: a sum of pattern inputs' dims and a constant.
+struct DimExpr {
+  std::vector<std::pair<int, int>> terms;  ///< (input index, axis), sorted.
+  int64_t constant = 0;
+  bool operator==(const DimExpr& other) const { return terms == other.terms && constant == other.constant; }
+  bool operator!=(const DimExpr& other) const { return !(*this == other); }
+};
+
+DimExpr operator+(const DimExpr& a, const DimExpr& b);
+
+/// `shape(a)[0] + shape(b)[0]`, inputs named by `names`.
+std::string to_rule_text(const DimExpr& dim, const std::vector<std::string>& names);
+
+/// Where a split along one axis cuts: the sizes of the two tensors last concatenated there
+/// (TASO's split tree, one level deep).
+struct SplitPoint {
+  int64_t first = 0;  ///< The first part's size.
+  DimExpr first_expr;
+  DimExpr second_expr;
+  bool operator==(const SplitPoint& other) const {
+    return first == other.first && first_expr == other.first_expr && second_expr == other.second_expr;
+  }
+};
+
+/// One tensor of an enumerated graph.
+struct Slot {
+  std::vector<int64_t> dims;
+  std::vector<uint32_t> values;  ///< Row-major, modulo the field's prime.
+  std::vector<DimExpr> dim_exprs;
+  std::vector<std::optional<SplitPoint>> splits;  ///< Per axis.
+  Role role = Role::kActivation;
+  bool is_input = false;
+  uint64_t hash = 0;  ///< TASO's hash1: dims and values.
+};
+
+/// The input tensor `index` of a universe, its values drawn from `seed`.
+Slot input_slot(const InputSpec& spec, int index, uint64_t seed, const Field& field);
+
+/// The outputs of `op` on `inputs`, or nullopt when they do not fit it (shapes, roles, a split
+/// without a split point, enlarge of a computed tensor). Relu is fingerprinted as x(x+1)+1
+/// (TASO's non-linear stand-in), max pooling as the largest residue of each window.
+std::optional<std::vector<Slot>> apply(const OpChoice& op, const std::vector<const Slot*>& inputs, const Field& field);
+
+}  // namespace graphsub::generate

@@ -1,0 +1,150 @@
+// Terms of enumerated graphs, their text, and renaming of inputs.
+#include "generate/term.h"
+
+#include <algorithm>
+#include <set>
+
+namespace graphsub::generate {
+namespace {
+
+/// The operator index and output index of each slot past the inputs.
+std::vector<std::pair<int, int>> producers(const Universe& universe, const CompactGraph& graph) {
+  std::vector<std::pair<int, int>> result;
+  for (int i = 0; i < graph.num_ops; ++i) {
+    const int outputs = universe.ops[graph.ops[static_cast<std::size_t>(i)].choice].outputs;
+    for (int k = 0; k < outputs; ++k) result.emplace_back(i, k);
+  }
+  return result;
+}
+
+Term build(const Universe& universe, const CompactGraph& graph, const std::vector<std::pair<int, int>>& made, int slot) {
+  const auto inputs = static_cast<int>(universe.inputs.size());
+  Term term;
+  if (slot < inputs) {
+    term.input = slot;
+    return term;
+  }
+  const auto [op_index, output] = made[static_cast<std::size_t>(slot - inputs)];
+  const OpRecord& record = graph.ops[static_cast<std::size_t>(op_index)];
+  term.op = record.choice;
+  term.output = output;
+  for (int k = 0; k < universe.ops[record.choice].arity; ++k) {
+    term.args.push_back(build(universe, graph, made, record.inputs[static_cast<std::size_t>(k)]));
+  }
+  return term;
+}
+
+void collect_inputs(const Term& term, std::set<int>& found) {
+  if (term.is_input()) found.insert(term.input);
+  for (const Term& arg : term.args) collect_inputs(arg, found);
+}
+
+void collect_subterms(const Term& term, std::vector<Term>& found) {
+  if (term.is_input()) return;
+  for (const Term& arg : term.args) collect_subterms(arg, found);
+  if (std::find(found.begin(), found.end(), term) == found.end()) found.push_back(term);
+}
+
+void permute(const Universe& universe, std::vector<int>& current, std::vector<bool>& used,
+             std::vector<std::vector<int>>& out) {
+  const std::size_t i = current.size();
+  if (i == universe.inputs.size()) {
+    out.push_back(current);
+    return;
+  }
+  for (std::size_t j = 0; j < universe.inputs.size(); ++j) {
+    if (used[j] || universe.inputs[j].role != universe.inputs[i].role ||
+        universe.inputs[j].dims != universe.inputs[i].dims) {
+      continue;
+    }
+    used[j] = true;
+    current.push_back(static_cast<int>(j));
+    permute(universe, current, used, out);
+    current.pop_back();
+    used[j] = false;
+  }
+}
+
+}  // namespace
+
+bool Term::operator==(const Term& other) const {
+  return op == other.op && output == other.output && input == other.input && args == other.args;
+}
+
+Term term_of(const Universe& universe, const CompactGraph& graph, int slot) {
+  return build(universe, graph, producers(universe, graph), slot);
+}
+
+std::string to_text(const Universe& universe, const Term& term, const std::vector<std::string>& names) {
+  if (term.is_input()) return names[static_cast<std::size_t>(term.input)];
+  const OpChoice& op = universe.ops[static_cast<std::size_t>(term.op)];
+  std::vector<std::string> args;
+  for (const Term& arg : term.args) args.push_back(to_text(universe, arg, names));
+  if (op.commutative) std::sort(args.begin(), args.end());
+  std::string text = op.name + (op.outputs > 1 ? "#" + std::to_string(term.output) : "") + "(";
+  for (std::size_t i = 0; i < args.size(); ++i) text += (i > 0 ? ", " : "") + args[i];
+  return text + ")";
+}
+
+std::string key_under(const Universe& universe, const TermPairs& pairs, const std::vector<int>& renaming) {
+  std::vector<std::string> names(universe.inputs.size());
+  for (std::size_t i = 0; i < names.size(); ++i) names[i] = universe.inputs[static_cast<std::size_t>(renaming[i])].name;
+  std::vector<std::string> parts;
+  for (const auto& [source, target] : pairs) {
+    parts.push_back(to_text(universe, source, names) + " => " + to_text(universe, target, names));
+  }
+  std::sort(parts.begin(), parts.end());
+  std::string key;
+  for (std::size_t i = 0; i < parts.size(); ++i) key += (i > 0 ? "; " : "") + parts[i];
+  return key;
+}
+
+std::vector<std::vector<int>> renamings(const Universe& universe) {
+  std::vector<std::vector<int>> out;
+  std::vector<int> current;
+  std::vector<bool> used(universe.inputs.size(), false);
+  permute(universe, current, used, out);
+  return out;
+}
+
+std::pair<std::string, std::vector<int>> canonical_key(const Universe& universe, const TermPairs& pairs) {
+  std::pair<std::string, std::vector<int>> best;
+  for (const std::vector<int>& renaming : renamings(universe)) {
+    std::string key = key_under(universe, pairs, renaming);
+    if (best.second.empty() || key < best.first) best = {std::move(key), renaming};
+  }
+  return best;
+}
+
+Term normalise(const Universe& universe, Term term) {
+  for (Term& arg : term.args) arg = normalise(universe, std::move(arg));
+  if (!term.is_input() && universe.ops[static_cast<std::size_t>(term.op)].commutative) {
+    std::vector<std::string> names;
+    for (const InputSpec& input : universe.inputs) names.push_back(input.name);
+    std::sort(term.args.begin(), term.args.end(), [&](const Term& a, const Term& b) {
+      return to_text(universe, a, names) < to_text(universe, b, names);
+    });
+  }
+  return term;
+}
+
+std::vector<int> inputs_of(const Term& term) {
+  std::set<int> found;
+  collect_inputs(term, found);
+  return {found.begin(), found.end()};
+}
+
+std::vector<Term> operator_subterms(const Term& term) {
+  std::vector<Term> found;
+  collect_subterms(term, found);
+  return found;
+}
+
+Term replace(const Term& term, const Term& from, const Term& to) {
+  if (term == from) return to;
+  Term copy = term;
+  for (Term& arg : copy.args) arg = replace(arg, from, to);
+  return copy;
+}
+
+}  // namespace graphsub::generate
