@@ -232,10 +232,14 @@ void pair_classes(const std::shared_ptr<const Universe>& universe, const std::ve
   }
 }
 
-/// Sorts by key and keeps the first of each key.
+/// Sorts by key and keeps one of each key: the least by its graphs, so the choice does not
+/// depend on the order candidates came in (threads, shards).
 void keep_one_per_key(std::vector<Candidate>& candidates) {
-  std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-    return a.pair.universe->name != b.pair.universe->name ? a.pair.universe->name < b.pair.universe->name : a.key < b.key;
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.pair.universe->name != b.pair.universe->name) return a.pair.universe->name < b.pair.universe->name;
+    if (a.key != b.key) return a.key < b.key;
+    if (!(a.pair.source == b.pair.source)) return a.pair.source < b.pair.source;
+    return a.pair.target < b.pair.target;
   });
   candidates.erase(std::unique(candidates.begin(), candidates.end(),
                                [](const Candidate& a, const Candidate& b) {
@@ -299,8 +303,12 @@ bool has_input_source(const TermPairs& terms) {
   return std::any_of(terms.begin(), terms.end(), [](const auto& pair) { return pair.first.is_input(); });
 }
 
+/// A key of the set pruning compares with: the universe's name and the candidate's key.
+std::string universe_key(const Universe& universe, const std::string& key) { return universe.name + "|" + key; }
+
 bool known(const Universe& universe, const TermPairs& terms, const std::set<std::string>& keys) {
-  return !terms.empty() && !has_input_source(terms) && keys.count(canonical_key(universe, terms).first) > 0;
+  return !terms.empty() && !has_input_source(terms) &&
+         keys.count(universe_key(universe, canonical_key(universe, terms).first)) > 0;
 }
 
 /// TASO's second form, one output at a time: an output both sides compute alike is dropped, or
@@ -433,11 +441,11 @@ std::vector<Candidate> drop_merged_instances(std::vector<Candidate> candidates) 
     std::set<std::string> keys;
     merged_keys(candidate, {read.begin(), read.end()}, 0, to, keys);
     keys.erase(candidate.key);
-    instances.insert(keys.begin(), keys.end());
+    for (const std::string& key : keys) instances.insert(universe_key(*candidate.pair.universe, key));
   }
   std::vector<Candidate> kept;
   for (Candidate& candidate : candidates) {
-    if (instances.count(candidate.key) == 0) kept.push_back(std::move(candidate));
+    if (instances.count(universe_key(*candidate.pair.universe, candidate.key)) == 0) kept.push_back(std::move(candidate));
   }
   return kept;
 }
@@ -518,8 +526,9 @@ std::vector<rules::Rule> finish(std::vector<Candidate> candidates, StageCounts& 
   keep_one_per_key(candidates);
   // Pruning trusts fingerprints, as TASO does (it saw no equal fingerprints of different graphs):
   // a more general candidate covers a pruned one before any float check.
+  counts.renamed = candidates.size();
   std::set<std::string> keys;
-  for (const Candidate& candidate : candidates) keys.insert(candidate.key);
+  for (const Candidate& candidate : candidates) keys.insert(universe_key(*candidate.pair.universe, candidate.key));
   candidates = drop_merged_instances(std::move(candidates));
   counts.general = candidates.size();
   candidates = prune_common_subgraphs(std::move(candidates), keys, enumerate_with);

@@ -158,12 +158,12 @@ bool implied(const Candidate& candidate, const RewriteIndex& forward, const Rewr
 }  // namespace
 
 std::vector<Candidate> drop_implied(std::vector<Candidate> candidates, int jobs) {
-  std::map<const Universe*, std::pair<RewriteIndex, RewriteIndex>> indexes;
+  std::map<std::string, std::pair<RewriteIndex, RewriteIndex>> indexes;  // by universe name
   for (const Candidate& candidate : candidates) {
-    indexes[candidate.pair.universe.get()];
+    indexes[candidate.pair.universe->name];
     if (candidate.terms.size() != 1) continue;
     const auto& [source, target] = candidate.terms.front();
-    auto& [forward, backward] = indexes[candidate.pair.universe.get()];
+    auto& [forward, backward] = indexes[candidate.pair.universe->name];
     forward.add(Rewrite{&source, &target, size_of(candidate)});
     if (!target.is_input() && reads_only(source, target)) backward.add(Rewrite{&target, &source, size_of(candidate)});
   }
@@ -172,7 +172,7 @@ std::vector<Candidate> drop_implied(std::vector<Candidate> candidates, int jobs)
   auto work = [&] {
     for (std::size_t i = next++; i < candidates.size(); i = next++) {
       const Candidate& candidate = candidates[i];
-      const auto& [forward, backward] = indexes[candidate.pair.universe.get()];
+      const auto& [forward, backward] = indexes.at(candidate.pair.universe->name);
       drop[i] = std::any_of(candidate.terms.begin(), candidate.terms.end(), [&](const auto& pair) {
         return forward.reducible(*candidate.pair.universe, pair.second, size_of(candidate));
       });

@@ -1,6 +1,7 @@
 // Writing generated pairs as rule text, parsed back so the rule language checks it.
 #include "generate/rule_writer.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -99,23 +100,65 @@ std::map<std::string, std::size_t> ranks(const Universe& universe, const std::se
   return result;
 }
 
-/// What the enumeration's shapes held and the rule depends on: it never broadcasts, so each source
-/// Add or Mul matches operands of one shape only (`add(pool(x), pool(y)) -> pool(add(x, y))` is
-/// wrong when y broadcasts); it enlarges 1 x 1 kernels only (a pooling commutes with a 1 x 1
-/// convolution, not with a 3 x 3 one).
-std::string shape_conditions(const GraphPair& pair, const std::vector<std::string>& names) {
-  const Universe& universe = *pair.universe;
-  auto name_of = [&](int slot) { return value_name(slot, names, "s"); };
-  std::string text;
-  for (int i = 0; i < pair.source.num_ops; ++i) {
-    const OpRecord& record = pair.source.ops[static_cast<std::size_t>(i)];
+/// The pairs of dims an operator's inputs must agree on: every dim of element-wise operands (the
+/// enumeration never broadcasts), a conv's input channels and its kernel's, a matmul's inner
+/// dims, a concatenation's other axes.
+std::vector<std::pair<DimExpr, DimExpr>> agreements(const OpChoice& op, const std::vector<const Slot*>& in) {
+  std::vector<std::pair<DimExpr, DimExpr>> pairs;
+  switch (op.kind) {
+    case OpKind::kAdd:
+    case OpKind::kMul:
+      for (std::size_t axis = 0; axis < in[0]->dims.size(); ++axis) pairs.emplace_back(in[0]->dim_exprs[axis], in[1]->dim_exprs[axis]);
+      break;
+    case OpKind::kConv: pairs.emplace_back(in[0]->dim_exprs[1], in[1]->dim_exprs[1]); break;
+    case OpKind::kMatMul: pairs.emplace_back(in[0]->dim_exprs[1], in[1]->dim_exprs[0]); break;
+    case OpKind::kConcat:
+      for (std::size_t axis = 0; axis < in[0]->dims.size(); ++axis) {
+        if (static_cast<int>(axis) != op.axis) pairs.emplace_back(in[0]->dim_exprs[axis], in[1]->dim_exprs[axis]);
+      }
+      break;
+    default: break;
+  }
+  return pairs;
+}
+
+/// Appends the agreements of `graph`'s operators and the 1 x 1 of its enlarged kernels.
+void add_conditions(const Universe& universe, const CompactGraph& graph, const std::vector<std::string>& names,
+                    const EnumerateOptions& options, std::vector<std::string>& conditions) {
+  const std::vector<Slot> slots = evaluate(universe, graph, options);
+  for (int i = 0; i < graph.num_ops; ++i) {
+    const OpRecord& record = graph.ops[static_cast<std::size_t>(i)];
     const OpChoice& op = universe.ops[record.choice];
-    if ((op.kind == OpKind::kAdd || op.kind == OpKind::kMul) && record.inputs[0] != record.inputs[1]) {
-      text += "  where shape(" + name_of(record.inputs[0]) + ") == shape(" + name_of(record.inputs[1]) + ")\n";
+    std::vector<const Slot*> inputs;
+    for (int k = 0; k < op.arity; ++k) inputs.push_back(&slots[record.inputs[static_cast<std::size_t>(k)]]);
+    for (const auto& [a, b] : agreements(op, inputs)) {
+      if (a != b) conditions.push_back(to_rule_text(a, names) + " == " + to_rule_text(b, names));
     }
     if (op.kind == OpKind::kEnlarge) {
-      const std::string kernel = name_of(record.inputs[0]);
-      text += "  where shape(" + kernel + ")[2] == 1\n  where shape(" + kernel + ")[3] == 1\n";
+      for (const DimExpr& dim : {inputs[0]->dim_exprs[2], inputs[0]->dim_exprs[3]}) {
+        conditions.push_back(to_rule_text(dim, names) + " == 1");
+      }
+    }
+  }
+}
+
+/// What the enumeration's shapes held and the rule depends on, stated over the pattern inputs'
+/// dims: each agreement an operator of the source or the target needs (without broadcasting,
+/// `add(pool(x), pool(y)) -> pool(add(x, y))` is wrong when y broadcasts; the prover's axioms ask
+/// `shape(x) == shape(y)` of the inputs, not of their transposes; and a target that holds for the
+/// enumerated shapes only where its operators fit, such as concat1(a + b, b + c) for
+/// concat1(a, b) + concat1(b, c), is stated for those), and that an enlarged kernel is 1 x 1
+/// (pooling commutes with a 1 x 1 convolution only).
+std::string shape_conditions(const GraphPair& pair, const std::vector<std::string>& names,
+                             const EnumerateOptions& options) {
+  std::vector<std::string> conditions;
+  add_conditions(*pair.universe, pair.source, names, options, conditions);
+  add_conditions(*pair.universe, pair.target, names, options, conditions);
+  std::string text;
+  for (std::size_t i = 0; i < conditions.size(); ++i) {
+    if (std::find(conditions.begin(), conditions.begin() + static_cast<std::ptrdiff_t>(i), conditions[i]) ==
+        conditions.begin() + static_cast<std::ptrdiff_t>(i)) {
+      text += "  where " + conditions[i] + "\n";
     }
   }
   return text;
@@ -136,7 +179,7 @@ rules::Rule write_rule(const GraphPair& pair, const std::string& name, const Enu
   for (const auto& [name, rank] : ranks(universe, used, names)) {
     text += "  where rank(" + name + ") == " + std::to_string(rank) + "\n";
   }
-  text += shape_conditions(pair, names);
+  text += shape_conditions(pair, names, options);
   text += "  target\n" + node_lines(pair, pair.target, "t", names, options) + "  map ";
   for (std::size_t i = 0; i < pair.outputs.size(); ++i) {
     const auto [source, target] = pair.outputs[i];

@@ -534,3 +534,39 @@ TEST_CASE("verify-rules gives a verdict per rule, JSON, and fails on a refuted r
   CHECK(wrong_axioms.status == 1);
   CHECK(wrong_axioms.err.find("1 axiom(s) do not hold") != std::string::npos);
 }
+
+TEST_CASE("generate-rules writes the same proved rules every run, and shards merge into them", "[cli]") {
+  const Scratch scratch("generate_rules");
+  const fs::path& dir = scratch.path();
+  const std::string ops = " --max-ops 2 --ops matrix.add,matrix.mul";
+  const fs::path first = dir / "first.rules", second = dir / "second.rules", json = dir / "counts.json";
+  Run run = graphsub("generate-rules" + ops + " -o " + first.string() + " --json " + json.string());
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  CHECK(run.out.find("candidate pairs") != std::string::npos);
+  CHECK(nlohmann::json::parse(read_file(json))["rules"] == 5);
+  REQUIRE(graphsub("generate-rules" + ops + " --jobs 1 -o " + second.string()).status == 0);
+  CHECK(read_file(first) == read_file(second));
+
+  const fs::path shard0 = dir / "shard0.json", shard1 = dir / "shard1.json", merged = dir / "merged.rules";
+  REQUIRE(graphsub("generate-rules" + ops + " --shard 0/2 -o " + shard0.string()).status == 0);
+  REQUIRE(graphsub("generate-rules" + ops + " --shard 1/2 -o " + shard1.string()).status == 0);
+  REQUIRE(graphsub("generate-rules --merge " + shard0.string() + " " + shard1.string() + " -o " + merged.string()).status == 0);
+  CHECK(read_file(merged) == read_file(first));
+
+  Run proved = graphsub("verify-rules " + first.string());
+  INFO(proved.out);
+  CHECK(proved.status == 0);
+  CHECK(proved.out.find("5 rules: 5 proved") != std::string::npos);
+
+  for (const std::string& bad : {"generate-rules" + ops + " --shard 2/2 -o " + (dir / "x").string(),
+                                 "generate-rules" + ops + " --ops matrix.softmax -o " + (dir / "x").string(),
+                                 "generate-rules --merge " + first.string() + " -o " + (dir / "x").string(),
+                                 "generate-rules" + ops}) {
+    Run failed = graphsub(bad);
+    INFO(bad << "\n" << failed.err);
+    CHECK(failed.status == 1);
+    CHECK(count_lines(failed.err) == 1);
+    CHECK_FALSE(fs::exists(dir / "x"));
+  }
+}

@@ -1,0 +1,157 @@
+// The generator end to end: known answers, the float check, the pruning stages, shards and
+// determinism, and the TASO families it must find by itself.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "generate/generator.h"
+#include "rules/printer.h"
+#include "runtime/equivalence.h"
+#include "verify/instance_generator.h"
+
+namespace graphsub::generate {
+namespace {
+
+/// Each rule's `before -> after` comment line, trimmed.
+std::vector<std::string> comments(const std::vector<rules::Rule>& rules) {
+  std::vector<std::string> lines;
+  for (const rules::Rule& rule : rules) {
+    REQUIRE(rule.comment.size() == 1);
+    lines.push_back(rule.comment.front().substr(rule.comment.front().find_first_not_of(' ')));
+  }
+  return lines;
+}
+
+GenerateOptions options_for(const std::vector<std::string>& ops, int max_ops) {
+  GenerateOptions options;
+  options.ops = ops;
+  options.max_ops = max_ops;
+  return options;
+}
+
+/// The rule rewritten on small random shapes and run on random floats: source and target agree.
+void check_numerically(const rules::Rule& rule) {
+  verify::InstanceOptions instance_options;
+  instance_options.count = 3;
+  instance_options.seed = 7;
+  const std::vector<verify::Instance> instances = verify::make_instances(rule, instance_options);
+  INFO(rules::print_rule(rule));
+  REQUIRE(!instances.empty());
+  for (const verify::Instance& instance : instances) {
+    runtime::CheckOptions check;
+    check.seed = 11;
+    CHECK(runtime::check_equivalent(instance.source, instance.target, check).passed());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the rules over {add, mul} with two operators", "[generate]") {
+  const GenerateResult result = generate(options_for({"matrix.add", "matrix.mul"}, 2));
+  CHECK(comments(result.rules) == std::vector<std::string>{
+                                      "add(a, add(b, c)) -> add(add(a, b), c)",
+                                      "add(mul(a, b), mul(a, b)) -> mul(a, add(b, b))",
+                                      "mul(a, add(b, b)) -> add(mul(a, b), mul(a, b))",
+                                      "mul(a, add(b, b)) -> mul(add(a, a), b)",
+                                      "mul(a, mul(b, c)) -> mul(b, mul(a, c))",
+                                  });
+  for (const rules::Rule& rule : result.rules) {
+    CHECK(rule.origin == rules::Origin::kGenerated);
+    CHECK(rule.name.rfind("gen-matrix-", 0) == 0);
+    check_numerically(rule);
+  }
+  const StageCounts& counts = result.counts;
+  CHECK(counts.candidates == 60);
+  CHECK(counts.renamed == 11);
+  CHECK(counts.general == 5);  // add(a, add(a, b)) and the like are instances of add(a, add(b, c))
+  CHECK(counts.confirmed == 5);
+}
+
+TEST_CASE("each pruning stage keeps fewer, and what it drops a kept rule covers", "[generate]") {
+  const GenerateResult result = generate(options_for({"matrix.add", "matrix.mul"}, 3));
+  const StageCounts& counts = result.counts;
+  CHECK(counts.cut > 0);
+  CHECK(counts.renamed < counts.candidates - counts.cut);
+  CHECK(counts.general < counts.renamed);
+  CHECK(counts.common_subgraph <= counts.general);
+  CHECK(counts.implied < counts.common_subgraph);
+  CHECK(counts.confirmed == result.rules.size());
+  const std::vector<std::string> found = comments(result.rules);
+  auto has = [&](const std::string& line) { return std::find(found.begin(), found.end(), line) != found.end(); };
+  CHECK(has("add(mul(a, b), mul(a, c)) -> mul(a, add(b, c))"));
+  CHECK(has("mul(a, add(b, c)) -> add(mul(a, b), mul(a, c))"));
+  // An instance of the distribution with one input merged, and a rewrite in context of one.
+  CHECK_FALSE(has("add(mul(a, b), mul(a, a)) -> mul(a, add(a, b))"));
+  CHECK_FALSE(has("add(c, add(mul(a, b), mul(a, b))) -> add(c, mul(a, add(b, b)))"));
+}
+
+TEST_CASE("candidates whose fingerprints agree but floats do not are left out", "[generate]") {
+  // On the 3 x 3 matrices the enumeration uses, [a | b] [a; c] and [b | a] [c; a] agree; on
+  // other shapes they do not, and the random-shape float check sees it.
+  const GenerateResult square = generate(options_for({"matrix.matmul", "matrix.concat0", "matrix.concat1"}, 3));
+  CHECK(square.counts.float_failed > 0);
+  for (const rules::Rule& rule : square.rules) check_numerically(rule);
+
+  // Fingerprints modulo 3 collide everywhere; the float check still lets only true rules through.
+  GenerateOptions coarse = options_for({"matrix.add", "matrix.mul"}, 2);
+  coarse.modulus = 3;
+  const GenerateResult collided = generate(coarse);
+  CHECK(collided.counts.float_failed > 0);
+  for (const rules::Rule& rule : collided.rules) check_numerically(rule);
+}
+
+TEST_CASE("shards merged give the rules of one run, and jobs do not change them", "[generate]") {
+  const GenerateOptions whole = options_for({"matrix.add", "matrix.matmul", "matrix.transpose"}, 3);
+  const std::string expected = rules::print_rules(generate(whole).rules);
+  GenerateOptions threaded = whole;
+  threaded.jobs = 2;
+  CHECK(rules::print_rules(generate(threaded).rules) == expected);
+
+  std::vector<Candidate> merged;
+  StageCounts counts;
+  for (int shard = 0; shard < 2; ++shard) {
+    GenerateOptions part = whole;
+    part.shard = shard;
+    part.shards = 2;
+    const GenerateResult result = generate(part);
+    CHECK(result.rules.empty());
+    GenerateOptions read_back;
+    std::vector<Candidate> candidates =
+        read_candidates(candidates_text(result.candidates, result.counts, part), "shard", counts, read_back);
+    CHECK(read_back.max_ops == 3);
+    merged.insert(merged.end(), candidates.begin(), candidates.end());
+  }
+  CHECK(rules::print_rules(finish(merged, counts, whole)) == expected);
+}
+
+TEST_CASE("a candidate file that is not one is refused with its name", "[generate]") {
+  StageCounts counts;
+  GenerateOptions options;
+  CHECK_THROWS_WITH(read_candidates("{\"format\": 3}", "x.json", counts, options), Catch::StartsWith("x.json: "));
+  CHECK_THROWS_WITH(read_candidates("not json", "y.json", counts, options), Catch::StartsWith("y.json: "));
+}
+
+TEST_CASE("with three operators the generator finds TASO's families by itself", "[generate]") {
+  const GenerateResult result = generate(options_for({}, 3));
+  const std::vector<std::string> found = comments(result.rules);
+  for (const char* family : {
+           "split0#0(concat0(a, b)), split0#1(concat0(a, b)) -> a, b",                // split definition
+           "add(matmul(a, b), matmul(a, c)) -> matmul(a, add(b, c))",                 // matmul is linear
+           "transpose(matmul(a, b)) -> matmul(transpose(b), transpose(a))",           // matmul and transpose
+           "transpose(transpose(a)) -> a",                                            // transpose inverse
+           "mul(a, add(b, c)) -> add(mul(a, b), mul(a, c))",                          // distributivity
+           "add(conv(x, w1), conv(x, w2)) -> conv(x, add(w1, w2))",                   // conv is bilinear
+           "add(avgpool3(x), avgpool3(y)) -> avgpool3(add(x, y))",                    // pooling is linear
+           "conv(x, v) -> conv(x, enlarge3(v))",                                      // enlarge
+           "relu(conv(x, w1)) -> conv-relu(x, w1)",                                   // conv with relu
+           "conv(x, w1), conv(x, w2) -> split1#0(conv(x, concat0(w1, w2))), split1#1(conv(x, concat0(w1, w2)))",
+           "matmul(a, b), matmul(a, c) -> split1#0(matmul(a, concat1(b, c))), split1#1(matmul(a, concat1(b, c)))",
+       }) {
+    INFO(family);
+    CHECK(std::find(found.begin(), found.end(), std::string(family)) != found.end());
+  }
+}
+
+}  // namespace graphsub::generate
