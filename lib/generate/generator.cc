@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
@@ -61,19 +62,17 @@ struct ClassMember {
   CompactGraph graph;
   std::vector<Slot> slots;
   std::vector<int> outputs;
-  std::string text;  ///< Its output terms, sorted: equal for the same graph enumerated twice.
+  uint64_t outputs_hash = 0;  ///< Its output terms' hashes, in either order: equal for a graph enumerated twice.
   bool connected = false;
 };
 
 ClassMember member(const Universe& universe, const CompactGraph& graph, const EnumerateOptions& options) {
-  ClassMember result{graph, evaluate(universe, graph, options), output_slots(universe, graph), {},
+  ClassMember result{graph, evaluate(universe, graph, options), output_slots(universe, graph), 0,
                      graph.num_ops > 0 && connected(universe, graph)};
-  std::vector<std::string> names;
-  for (const InputSpec& input : universe.inputs) names.push_back(input.name);
-  std::vector<std::string> texts;
-  for (int slot : result.outputs) texts.push_back(to_text(universe, term_of(universe, graph, slot), names));
-  std::sort(texts.begin(), texts.end());
-  for (const std::string& text : texts) result.text += text + ";";
+  std::vector<uint64_t> hashes;
+  for (int slot : result.outputs) hashes.push_back(term_hash(universe, term_of(universe, graph, slot)));
+  std::sort(hashes.begin(), hashes.end());
+  for (uint64_t hash : hashes) result.outputs_hash = result.outputs_hash * 0x100000001b3ULL ^ hash;
   return result;
 }
 
@@ -171,7 +170,7 @@ Pairing make_candidate(const std::shared_ptr<const Universe>& universe, const Cl
                                  normalise(*universe, term_of(*universe, target.graph, t)));
   }
   auto [key, renaming] = canonical_key(*universe, candidate.terms);
-  candidate.key = std::move(key);
+  candidate.key = key;
   candidate.pair = GraphPair{universe, source.graph, target.graph, std::move(*outputs), std::move(renaming)};
   out.push_back(std::move(candidate));
   return Pairing::kCandidate;
@@ -189,7 +188,7 @@ ClassPairs pair_class(const std::shared_ptr<const Universe>& universe, const std
   std::vector<ClassMember> members;
   for (std::size_t i = begin; i < end; ++i) {
     ClassMember next = member(*universe, graphs[i].graph, options);
-    const bool seen = std::any_of(members.begin(), members.end(), [&](const ClassMember& m) { return m.text == next.text; });
+    const bool seen = std::any_of(members.begin(), members.end(), [&](const ClassMember& m) { return m.outputs_hash == next.outputs_hash; });
     if (!seen) members.push_back(std::move(next));
   }
   ClassPairs result;
@@ -303,10 +302,17 @@ bool has_input_source(const TermPairs& terms) {
   return std::any_of(terms.begin(), terms.end(), [](const auto& pair) { return pair.first.is_input(); });
 }
 
-/// A key of the set pruning compares with: the universe's name and the candidate's key.
-std::string universe_key(const Universe& universe, const std::string& key) { return universe.name + "|" + key; }
+/// The keys pruning compares with.
+using KeySet = std::unordered_set<uint64_t>;
 
-bool known(const Universe& universe, const TermPairs& terms, const std::set<std::string>& keys) {
+/// A key of the set pruning compares with: the candidate's key and its universe's name.
+uint64_t universe_key(const Universe& universe, uint64_t key) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (char c : universe.name) hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+  return hash ^ (key * 0x9e3779b97f4a7c15ULL);
+}
+
+bool known(const Universe& universe, const TermPairs& terms, const KeySet& keys) {
   return !terms.empty() && !has_input_source(terms) &&
          keys.count(universe_key(universe, canonical_key(universe, terms).first)) > 0;
 }
@@ -377,7 +383,7 @@ std::optional<TermPairs> with_fresh_input(const Universe& universe, const TermPa
 }
 
 /// TASO's first form: an operator on the same inputs in source and target becomes a fresh input.
-bool common_operator_generalises(const Candidate& candidate, const std::set<std::string>& keys,
+bool common_operator_generalises(const Candidate& candidate, const KeySet& keys,
                                  const EnumerateOptions& options) {
   const Universe& universe = *candidate.pair.universe;
   std::vector<Term> in_target;
@@ -406,7 +412,7 @@ Term rename(const Term& term, const std::vector<int>& to) {
 /// Every map of the inputs `used` reads to inputs of the same role and dims that sends two of
 /// them to one (other inputs stay): the rules a candidate gives when its inputs are merged.
 void merged_keys(const Candidate& candidate, const std::vector<int>& used, std::size_t next, std::vector<int>& to,
-                 std::set<std::string>& keys) {
+                 std::set<uint64_t>& keys) {
   const Universe& universe = *candidate.pair.universe;
   if (next == used.size()) {
     std::set<int> images;
@@ -433,15 +439,15 @@ void merged_keys(const Candidate& candidate, const std::vector<int>& used, std::
 /// TASO's input tensor renaming, for renamings that merge inputs (Fig. 4a: C renamed A): a
 /// candidate that a more general one gives that way is dropped.
 std::vector<Candidate> drop_merged_instances(std::vector<Candidate> candidates) {
-  std::set<std::string> instances;
+  KeySet instances;
   for (const Candidate& candidate : candidates) {
     const std::set<int> read = inputs_read(candidate.terms, true);
     std::vector<int> to(candidate.pair.universe->inputs.size());
     std::iota(to.begin(), to.end(), 0);
-    std::set<std::string> keys;
+    std::set<uint64_t> keys;
     merged_keys(candidate, {read.begin(), read.end()}, 0, to, keys);
     keys.erase(candidate.key);
-    for (const std::string& key : keys) instances.insert(universe_key(*candidate.pair.universe, key));
+    for (uint64_t key : keys) instances.insert(universe_key(*candidate.pair.universe, key));
   }
   std::vector<Candidate> kept;
   for (Candidate& candidate : candidates) {
@@ -452,7 +458,7 @@ std::vector<Candidate> drop_merged_instances(std::vector<Candidate> candidates) 
 
 /// Drops the candidates a more general confirmed one (`keys`) covers by TASO's two
 /// common-subgraph forms.
-std::vector<Candidate> prune_common_subgraphs(std::vector<Candidate> candidates, const std::set<std::string>& keys,
+std::vector<Candidate> prune_common_subgraphs(std::vector<Candidate> candidates, const KeySet& keys,
                                               const EnumerateOptions& options) {
   std::vector<Candidate> kept;
   for (Candidate& candidate : candidates) {
@@ -527,22 +533,30 @@ std::vector<rules::Rule> finish(std::vector<Candidate> candidates, StageCounts& 
   // Pruning trusts fingerprints, as TASO does (it saw no equal fingerprints of different graphs):
   // a more general candidate covers a pruned one before any float check.
   counts.renamed = candidates.size();
-  std::set<std::string> keys;
+  KeySet keys;
   for (const Candidate& candidate : candidates) keys.insert(universe_key(*candidate.pair.universe, candidate.key));
   candidates = drop_merged_instances(std::move(candidates));
   counts.general = candidates.size();
+  logger("generate")->info("{} after merging inputs", counts.general);
   candidates = prune_common_subgraphs(std::move(candidates), keys, enumerate_with);
   counts.common_subgraph = candidates.size();
+  logger("generate")->info("{} after common subgraphs", counts.common_subgraph);
   candidates = drop_implied(std::move(candidates), options.jobs);
   counts.implied = candidates.size();
   logger("generate")->info("{} rules after pruning; checking them on floats", candidates.size());
-  const std::vector<Candidate> kept = confirm(std::move(candidates), options, counts);
+  std::vector<Candidate> kept = confirm(std::move(candidates), options, counts);
   std::vector<rules::Rule> rules;
-  std::map<std::string, int> numbers;
-  for (const Candidate& candidate : kept) {
-    const std::string& universe = candidate.pair.universe->name;
-    rules.push_back(write_rule(candidate.pair, "gen-" + universe + "-" + std::to_string(++numbers[universe]), enumerate_with));
+  for (Candidate& candidate : kept) {
+    candidate.pair.renaming = readable_renaming(candidate.pair);
+    rules.push_back(write_rule(candidate.pair, "gen-" + candidate.pair.universe->name, enumerate_with));
   }
+  // Named in the order of their `before -> after` lines, which is readable and independent of
+  // hash values.
+  std::sort(rules.begin(), rules.end(), [](const rules::Rule& a, const rules::Rule& b) {
+    return a.name != b.name ? a.name < b.name : a.comment < b.comment;
+  });
+  std::map<std::string, int> numbers;
+  for (rules::Rule& rule : rules) rule.name += "-" + std::to_string(++numbers[rule.name]);
   return rules;
 }
 

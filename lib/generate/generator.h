@@ -43,7 +43,7 @@ struct StageCounts {
 struct Candidate {
   GraphPair pair;
   TermPairs terms;   ///< Normalised: commutative arguments in text order.
-  std::string key;   ///< canonical_key of `terms`.
+  uint64_t key = 0;  ///< canonical_key of `terms`.
 };
 
 /// What a run found.
@@ -61,7 +61,8 @@ GenerateResult generate(const GenerateOptions& options);
 /// The rules of the candidates of every shard: one per key; pruned (merged inputs, common
 /// subgraphs, implied), pruning trusting fingerprints as TASO does; then each survivor written as
 /// a rule, applied by the rewriter on random small shapes and checked on random floats through the
-/// reference kernels (TASO's threshold, 1e-5); named `gen-<universe>-<n>` in key order. The union
+/// reference kernels (TASO's threshold, 1e-5); named `gen-<universe>-<n>` in the order of their
+/// `before -> after` comments. The union
 /// of the shards gives the file one run gives.
 std::vector<rules::Rule> finish(std::vector<Candidate> candidates, StageCounts& counts,
                                 const GenerateOptions& options);

@@ -9,6 +9,8 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace graphsub::generate {
 namespace {
@@ -80,43 +82,70 @@ std::optional<Term> split_of_concat(const Universe& universe, const Term& term) 
 /// The rewrites of one direction, by the operator at the root of what they match.
 class RewriteIndex {
  public:
-  void add(const Rewrite& rewrite) { by_root_[rewrite.from->op].push_back(rewrite); }
+  void add(const Rewrite& rewrite) { buckets_[key(*rewrite.from, 0)].push_back(rewrite); }
+
+  /// Orders each bucket by size, so a lookup stops at the first rewrite too large.
+  void seal() {
+    for (auto& [key, bucket] : buckets_) {
+      std::stable_sort(bucket.begin(), bucket.end(), [](const Rewrite& a, const Rewrite& b) { return a.size < b.size; });
+    }
+  }
 
   /// True when a sub-term of `term` is a split of a concatenation it undoes, or the source of a
   /// rewrite smaller than `limit` whose target is one of its inputs (transpose(transpose(x))).
   bool reducible(const Universe& universe, const Term& term, std::size_t limit) const {
     if (term.is_input()) return false;
     if (split_of_concat(universe, term)) return true;
-    if (const auto found = by_root_.find(term.op); found != by_root_.end()) {
-      for (const Rewrite& rewrite : found->second) {
-        Bindings bound(universe.inputs.size());
-        if (rewrite.size < limit && rewrite.to->is_input() && match(universe, *rewrite.from, term, bound)) return true;
-      }
-    }
-    return std::any_of(term.args.begin(), term.args.end(),
-                       [&](const Term& arg) { return reducible(universe, arg, limit); });
+    bool found = false;
+    visit(universe, term, limit, [&](const Rewrite& rewrite, const Bindings&) { found = found || rewrite.to->is_input(); });
+    return found || std::any_of(term.args.begin(), term.args.end(),
+                                [&](const Term& arg) { return reducible(universe, arg, limit); });
   }
 
-  /// Every term one rewrite smaller than `limit` makes of `term`, at any position, as text.
-  void step(const Universe& universe, const Term& term, std::size_t limit, const std::vector<std::string>& names,
-            std::set<std::string>& out) const {
+  /// Every term one rewrite smaller than `limit` makes of `term`, at any position, by hash.
+  void step(const Universe& universe, const Term& term, std::size_t limit, std::unordered_set<uint64_t>& out) const {
     std::vector<Term> made;
     rewrite_anywhere(universe, term, limit, made);
-    for (const Term& result : made) out.insert(to_text(universe, normalise(universe, result), names));
+    for (const Term& result : made) out.insert(term_hash(universe, result));
   }
 
  private:
+  /// A bucket: the root's operator and output, and the operator of its argument `arg` (0 when
+  /// that argument is an input, which in a pattern matches any term).
+  static uint64_t key(const Term& term, std::size_t arg) {
+    const Term& first = term.args[arg];
+    const uint64_t below = first.is_input() ? 0 : static_cast<uint64_t>(first.op) * 8 + static_cast<uint64_t>(first.output) + 1;
+    return (static_cast<uint64_t>(term.op) * 8 + static_cast<uint64_t>(term.output)) << 32 | below;
+  }
+
+  /// Calls `found` for each rewrite smaller than `limit` whose source matches `term` at its root:
+  /// those whose first argument is an input, or an operator that `term`'s first argument (or, for
+  /// a commutative root, its second) has.
+  template <class Found>
+  void visit(const Universe& universe, const Term& term, std::size_t limit, Found found) const {
+    std::vector<uint64_t> keys{key(term, 0) & ~0xffffffffULL};
+    if (!term.args[0].is_input()) keys.push_back(key(term, 0));
+    if (term.args.size() == 2 && universe.ops[static_cast<std::size_t>(term.op)].commutative && !term.args[1].is_input() &&
+        key(term, 1) != key(term, 0)) {
+      keys.push_back(key(term, 1));
+    }
+    for (uint64_t bucket_key : keys) {
+      const auto bucket = buckets_.find(bucket_key);
+      if (bucket == buckets_.end()) continue;
+      for (const Rewrite& rewrite : bucket->second) {
+        if (rewrite.size >= limit) break;
+        Bindings bound(universe.inputs.size());
+        if (match(universe, *rewrite.from, term, bound)) found(rewrite, bound);
+      }
+    }
+  }
+
   void rewrite_anywhere(const Universe& universe, const Term& term, std::size_t limit, std::vector<Term>& made) const {
     if (term.is_input()) return;
     // The smallest rule of all, split(concat(a, b)) -> a, b, has two outputs: applied here.
     if (std::optional<Term> part = split_of_concat(universe, term)) made.push_back(std::move(*part));
-    if (const auto found = by_root_.find(term.op); found != by_root_.end()) {
-      for (const Rewrite& rewrite : found->second) {
-        if (rewrite.size >= limit) continue;
-        Bindings bound(universe.inputs.size());
-        if (match(universe, *rewrite.from, term, bound)) made.push_back(substitute(*rewrite.to, bound));
-      }
-    }
+    visit(universe, term, limit,
+          [&](const Rewrite& rewrite, const Bindings& bound) { made.push_back(substitute(*rewrite.to, bound)); });
     for (std::size_t k = 0; k < term.args.size(); ++k) {
       std::vector<Term> inner;
       rewrite_anywhere(universe, term.args[k], limit, inner);
@@ -128,7 +157,7 @@ class RewriteIndex {
     }
   }
 
-  std::map<int, std::vector<Rewrite>> by_root_;
+  std::unordered_map<uint64_t, std::vector<Rewrite>> buckets_;
 };
 
 std::size_t size_of(const Candidate& candidate) {
@@ -144,15 +173,13 @@ bool reads_only(const Term& term, const Term& inputs_from) {
 /// steps: one forward from the source meets the target, or one backward from the target.
 bool implied(const Candidate& candidate, const RewriteIndex& forward, const RewriteIndex& backward) {
   const Universe& universe = *candidate.pair.universe;
-  std::vector<std::string> names;
-  for (const InputSpec& input : universe.inputs) names.push_back(input.name);
   const auto& [source, target] = candidate.terms.front();
   const std::size_t limit = size_of(candidate);
-  std::set<std::string> ahead, behind;
-  forward.step(universe, source, limit, names, ahead);
-  if (ahead.count(to_text(universe, target, names))) return true;
-  backward.step(universe, target, limit, names, behind);
-  return std::any_of(ahead.begin(), ahead.end(), [&](const std::string& text) { return behind.count(text) > 0; });
+  std::unordered_set<uint64_t> ahead, behind;
+  forward.step(universe, source, limit, ahead);
+  if (ahead.count(term_hash(universe, target))) return true;
+  backward.step(universe, target, limit, behind);
+  return std::any_of(ahead.begin(), ahead.end(), [&](uint64_t hash) { return behind.count(hash) > 0; });
 }
 
 }  // namespace
@@ -166,6 +193,10 @@ std::vector<Candidate> drop_implied(std::vector<Candidate> candidates, int jobs)
     auto& [forward, backward] = indexes[candidate.pair.universe->name];
     forward.add(Rewrite{&source, &target, size_of(candidate)});
     if (!target.is_input() && reads_only(source, target)) backward.add(Rewrite{&target, &source, size_of(candidate)});
+  }
+  for (auto& [name, index] : indexes) {
+    index.first.seal();
+    index.second.seal();
   }
   std::vector<char> drop(candidates.size(), 0);
   std::atomic<std::size_t> next{0};

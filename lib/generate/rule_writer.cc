@@ -164,12 +164,31 @@ std::string shape_conditions(const GraphPair& pair, const std::vector<std::strin
   return text;
 }
 
+/// The input names `renaming` gives.
+std::vector<std::string> names_of(const Universe& universe, const std::vector<int>& renaming) {
+  std::vector<std::string> names(universe.inputs.size());
+  for (std::size_t i = 0; i < names.size(); ++i) names[i] = universe.inputs[static_cast<std::size_t>(renaming[i])].name;
+  return names;
+}
+
 }  // namespace
+
+std::vector<int> readable_renaming(const GraphPair& pair) {
+  std::vector<int> best;
+  std::string best_text;
+  for (const std::vector<int>& renaming : renamings(*pair.universe)) {
+    std::string text = comment(pair, names_of(*pair.universe, renaming));
+    if (best.empty() || text < best_text) {
+      best = renaming;
+      best_text = std::move(text);
+    }
+  }
+  return best;
+}
 
 rules::Rule write_rule(const GraphPair& pair, const std::string& name, const EnumerateOptions& options) {
   const Universe& universe = *pair.universe;
-  std::vector<std::string> names(universe.inputs.size());
-  for (std::size_t i = 0; i < names.size(); ++i) names[i] = universe.inputs[static_cast<std::size_t>(pair.renaming[i])].name;
+  const std::vector<std::string> names = names_of(universe, pair.renaming);
   std::set<int> used;
   for (const auto& [source, target] : pair.outputs) {
     for (int input : inputs_of(term_of(universe, pair.source, source))) used.insert(input);

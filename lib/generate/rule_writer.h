@@ -22,6 +22,10 @@ struct GraphPair {
   std::vector<int> renaming;                 ///< Input i is written as input renaming[i].
 };
 
+/// The renaming of `pair`'s inputs that writes its `before -> after` line first in text order
+/// (inputs named in the order they are first read, mostly), for rules a person reads.
+std::vector<int> readable_renaming(const GraphPair& pair);
+
 /// The rule `name` for `pair`: every parameter the enumeration fixed written as a literal
 /// attribute (all of a node's attributes, so the source matches only what was enumerated), a
 /// split's sizes as the dims of the tensors it separates (`shape(a)[0]`), `where rank(x) == r`

@@ -7,6 +7,11 @@
 namespace graphsub::generate {
 namespace {
 
+uint64_t mix(uint64_t hash, uint64_t value) {
+  hash ^= value + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2);
+  return hash * 0xff51afd7ed558ccdULL;
+}
+
 /// The operator index and output index of each slot past the inputs.
 std::vector<std::pair<int, int>> producers(const Universe& universe, const CompactGraph& graph) {
   std::vector<std::pair<int, int>> result;
@@ -86,16 +91,24 @@ std::string to_text(const Universe& universe, const Term& term, const std::vecto
   return text + ")";
 }
 
-std::string key_under(const Universe& universe, const TermPairs& pairs, const std::vector<int>& renaming) {
-  std::vector<std::string> names(universe.inputs.size());
-  for (std::size_t i = 0; i < names.size(); ++i) names[i] = universe.inputs[static_cast<std::size_t>(renaming[i])].name;
-  std::vector<std::string> parts;
+uint64_t term_hash(const Universe& universe, const Term& term, const std::vector<int>* renaming) {
+  if (term.is_input()) return mix(0x1b873593, static_cast<uint64_t>(renaming ? (*renaming)[static_cast<std::size_t>(term.input)] : term.input));
+  uint64_t hash = mix(static_cast<uint64_t>(term.op) + 1, static_cast<uint64_t>(term.output));
+  std::vector<uint64_t> args;
+  for (const Term& arg : term.args) args.push_back(term_hash(universe, arg, renaming));
+  if (universe.ops[static_cast<std::size_t>(term.op)].commutative) std::sort(args.begin(), args.end());
+  for (uint64_t arg : args) hash = mix(hash, arg);
+  return hash;
+}
+
+uint64_t key_under(const Universe& universe, const TermPairs& pairs, const std::vector<int>& renaming) {
+  std::vector<uint64_t> parts;
   for (const auto& [source, target] : pairs) {
-    parts.push_back(to_text(universe, source, names) + " => " + to_text(universe, target, names));
+    parts.push_back(mix(term_hash(universe, source, &renaming), term_hash(universe, target, &renaming)));
   }
   std::sort(parts.begin(), parts.end());
-  std::string key;
-  for (std::size_t i = 0; i < parts.size(); ++i) key += (i > 0 ? "; " : "") + parts[i];
+  uint64_t key = 0x85ebca6b;
+  for (uint64_t part : parts) key = mix(key, part);
   return key;
 }
 
@@ -107,23 +120,20 @@ std::vector<std::vector<int>> renamings(const Universe& universe) {
   return out;
 }
 
-std::pair<std::string, std::vector<int>> canonical_key(const Universe& universe, const TermPairs& pairs) {
-  std::pair<std::string, std::vector<int>> best;
+std::pair<uint64_t, std::vector<int>> canonical_key(const Universe& universe, const TermPairs& pairs) {
+  std::pair<uint64_t, std::vector<int>> best;
   for (const std::vector<int>& renaming : renamings(universe)) {
-    std::string key = key_under(universe, pairs, renaming);
-    if (best.second.empty() || key < best.first) best = {std::move(key), renaming};
+    const uint64_t key = key_under(universe, pairs, renaming);
+    if (best.second.empty() || key < best.first) best = {key, renaming};
   }
   return best;
 }
 
 Term normalise(const Universe& universe, Term term) {
   for (Term& arg : term.args) arg = normalise(universe, std::move(arg));
-  if (!term.is_input() && universe.ops[static_cast<std::size_t>(term.op)].commutative) {
-    std::vector<std::string> names;
-    for (const InputSpec& input : universe.inputs) names.push_back(input.name);
-    std::sort(term.args.begin(), term.args.end(), [&](const Term& a, const Term& b) {
-      return to_text(universe, a, names) < to_text(universe, b, names);
-    });
+  if (!term.is_input() && universe.ops[static_cast<std::size_t>(term.op)].commutative &&
+      term_hash(universe, term.args[1]) < term_hash(universe, term.args[0])) {
+    std::swap(term.args[0], term.args[1]);
   }
   return term;
 }

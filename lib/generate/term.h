@@ -1,6 +1,7 @@
 // Graph outputs as terms over the inputs: what the pruning stages (TASO §4) compare, rename and cut.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,17 +31,23 @@ using TermPairs = std::vector<std::pair<Term, Term>>;
 /// `matmul(a, add(b, c))`, inputs named by `names` (index by input), commutative arguments sorted.
 std::string to_text(const Universe& universe, const Term& term, const std::vector<std::string>& names);
 
-/// The substitution's text with the inputs renamed by `renaming` (input i becomes input
-/// renaming[i]): its mapped pairs, each `source => target`, sorted and joined by "; ".
-std::string key_under(const Universe& universe, const TermPairs& pairs, const std::vector<int>& renaming);
+/// A 64-bit structural hash of `term` with input i counted as input renaming[i] (identity when
+/// null); the arguments of a commutative operator count in either order.
+uint64_t term_hash(const Universe& universe, const Term& term, const std::vector<int>* renaming = nullptr);
+
+/// The substitution's key with the inputs renamed by `renaming`: a hash of its mapped pairs
+/// (source, target), in either order of the pairs.
+uint64_t key_under(const Universe& universe, const TermPairs& pairs, const std::vector<int>& renaming);
 
 /// The renamings of a universe's inputs: permutations that keep each input's role and dims.
 std::vector<std::vector<int>> renamings(const Universe& universe);
 
 /// The least key over every renaming (TASO's input tensor renaming), and the renaming giving it.
-std::pair<std::string, std::vector<int>> canonical_key(const Universe& universe, const TermPairs& pairs);
+/// Keys are hashes, compared for equality (64 bits: a collision among the millions of candidates
+/// of 4 operators has odds below 1e-6); the rules written are ordered by their text instead.
+std::pair<uint64_t, std::vector<int>> canonical_key(const Universe& universe, const TermPairs& pairs);
 
-/// `term` with the arguments of commutative operators in text order (by input names), so equal
+/// `term` with the arguments of commutative operators in the order of their hashes, so equal
 /// computations are equal terms.
 Term normalise(const Universe& universe, Term term);
 
