@@ -62,13 +62,14 @@ struct ClassMember {
   CompactGraph graph;
   std::vector<Slot> slots;
   std::vector<int> outputs;
+  std::vector<std::pair<int, int>> producers;  ///< slot_producers of the graph.
   uint64_t outputs_hash = 0;  ///< Its output terms' hashes, in either order: equal for a graph enumerated twice.
   bool connected = false;
 };
 
 ClassMember member(const Universe& universe, const CompactGraph& graph, const EnumerateOptions& options) {
-  ClassMember result{graph, evaluate(universe, graph, options), output_slots(universe, graph), 0,
-                     graph.num_ops > 0 && connected(universe, graph)};
+  ClassMember result{graph, evaluate(universe, graph, options), output_slots(universe, graph),
+                     slot_producers(universe, graph), 0, graph.num_ops > 0 && connected(universe, graph)};
   std::vector<uint64_t> hashes;
   for (int slot : result.outputs) hashes.push_back(term_hash(universe, term_of(universe, graph, slot)));
   std::sort(hashes.begin(), hashes.end());
@@ -118,23 +119,14 @@ std::set<int> inputs_read(const TermPairs& terms, bool source) {
   return read;
 }
 
-/// The operator computing each slot past the inputs: (operator index, output index).
-std::vector<std::pair<int, int>> producers(const Universe& universe, const CompactGraph& graph) {
-  std::vector<std::pair<int, int>> result(universe.inputs.size(), {-1, 0});
-  for (int i = 0; i < graph.num_ops; ++i) {
-    for (int k = 0; k < universe.ops[graph.ops[static_cast<std::size_t>(i)].choice].outputs; ++k) result.emplace_back(i, k);
-  }
-  return result;
-}
-
 bool same_values(const Slot& a, const Slot& b) { return a.hash == b.hash && a.dims == b.dims && a.values == b.values; }
 
 /// True when output `s` of the source and `t` of the target are one computation, or the same
 /// operator on arguments of equal values: TASO's second common-subgraph form then gives a
 /// smaller candidate that covers this one (decided here by fingerprints, before any rule exists).
 bool common_output(const Universe& universe, const ClassMember& source, const ClassMember& target, int s, int t) {
-  const auto [source_op, source_output] = producers(universe, source.graph)[static_cast<std::size_t>(s)];
-  const auto [target_op, target_output] = producers(universe, target.graph)[static_cast<std::size_t>(t)];
+  const auto [source_op, source_output] = source.producers[static_cast<std::size_t>(s)];
+  const auto [target_op, target_output] = target.producers[static_cast<std::size_t>(t)];
   if (source_op < 0 || target_op < 0) return false;
   const OpRecord& a = source.graph.ops[static_cast<std::size_t>(source_op)];
   const OpRecord& b = target.graph.ops[static_cast<std::size_t>(target_op)];
@@ -345,11 +337,10 @@ std::vector<TermPairs> without_common_outputs(const Universe& universe, const Te
   return general;
 }
 
-/// The role and dims of the source slot computing `term`, or nullopt.
+/// The role and dims of the source slot computing `term` (`slots`: the source evaluated), or nullopt.
 std::optional<std::pair<Role, std::vector<int64_t>>> type_of(const Candidate& candidate, const Term& term,
-                                                              const EnumerateOptions& options) {
+                                                              const std::vector<Slot>& slots) {
   const Universe& universe = *candidate.pair.universe;
-  const std::vector<Slot> slots = evaluate(universe, candidate.pair.source, options);
   for (std::size_t s = universe.inputs.size(); s < slots.size(); ++s) {
     if (normalise(universe, term_of(universe, candidate.pair.source, static_cast<int>(s))) == term) {
       return std::make_pair(slots[s].role, slots[s].dims);
@@ -390,10 +381,12 @@ bool common_operator_generalises(const Candidate& candidate, const KeySet& keys,
   for (const auto& pair : candidate.terms) {
     for (Term& term : operator_subterms(pair.second)) in_target.push_back(std::move(term));
   }
+  std::vector<Slot> slots;  // evaluated once, when a common operator is found
   for (const auto& pair : candidate.terms) {
     for (const Term& common : operator_subterms(pair.first)) {
       if (std::find(in_target.begin(), in_target.end(), common) == in_target.end()) continue;
-      const auto type = type_of(candidate, common, options);
+      if (slots.empty()) slots = evaluate(universe, candidate.pair.source, options);
+      const auto type = type_of(candidate, common, slots);
       if (!type) continue;
       const std::optional<TermPairs> general = with_fresh_input(universe, candidate.terms, common, *type);
       if (general && known(universe, *general, keys)) return true;

@@ -12,16 +12,6 @@ uint64_t mix(uint64_t hash, uint64_t value) {
   return hash * 0xff51afd7ed558ccdULL;
 }
 
-/// The operator index and output index of each slot past the inputs.
-std::vector<std::pair<int, int>> producers(const Universe& universe, const CompactGraph& graph) {
-  std::vector<std::pair<int, int>> result;
-  for (int i = 0; i < graph.num_ops; ++i) {
-    const int outputs = universe.ops[graph.ops[static_cast<std::size_t>(i)].choice].outputs;
-    for (int k = 0; k < outputs; ++k) result.emplace_back(i, k);
-  }
-  return result;
-}
-
 Term build(const Universe& universe, const CompactGraph& graph, const std::vector<std::pair<int, int>>& made, int slot) {
   const auto inputs = static_cast<int>(universe.inputs.size());
   Term term;
@@ -29,7 +19,7 @@ Term build(const Universe& universe, const CompactGraph& graph, const std::vecto
     term.input = slot;
     return term;
   }
-  const auto [op_index, output] = made[static_cast<std::size_t>(slot - inputs)];
+  const auto [op_index, output] = made[static_cast<std::size_t>(slot)];
   const OpRecord& record = graph.ops[static_cast<std::size_t>(op_index)];
   term.op = record.choice;
   term.output = output;
@@ -72,12 +62,20 @@ void permute(const Universe& universe, std::vector<int>& current, std::vector<bo
 
 }  // namespace
 
+std::vector<std::pair<int, int>> slot_producers(const Universe& universe, const CompactGraph& graph) {
+  std::vector<std::pair<int, int>> result(universe.inputs.size(), {-1, 0});
+  for (int i = 0; i < graph.num_ops; ++i) {
+    for (int k = 0; k < universe.ops[graph.ops[static_cast<std::size_t>(i)].choice].outputs; ++k) result.emplace_back(i, k);
+  }
+  return result;
+}
+
 bool Term::operator==(const Term& other) const {
   return op == other.op && output == other.output && input == other.input && args == other.args;
 }
 
 Term term_of(const Universe& universe, const CompactGraph& graph, int slot) {
-  return build(universe, graph, producers(universe, graph), slot);
+  return build(universe, graph, slot_producers(universe, graph), slot);
 }
 
 std::string to_text(const Universe& universe, const Term& term, const std::vector<std::string>& names) {

@@ -22,6 +22,10 @@ struct Term {
   bool is_input() const { return op < 0; }
 };
 
+/// For each slot of `graph`, the operator computing it and which of its outputs it is
+/// ((-1, 0) for an input).
+std::vector<std::pair<int, int>> slot_producers(const Universe& universe, const CompactGraph& graph);
+
 /// The term of slot `slot` of `graph`.
 Term term_of(const Universe& universe, const CompactGraph& graph, int slot);
 
