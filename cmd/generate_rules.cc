@@ -60,7 +60,8 @@ std::string header(const generate::GenerateOptions& options, const generate::Sta
          count(counts.general) + " after merging inputs, " + count(counts.common_subgraph) +
          " after common subgraphs, " + count(counts.implied) + " not implied by smaller ones;\n# " +
          count(counts.confirmed) + " equal on random floats (" + count(counts.float_failed) + " different, " +
-         count(counts.no_instance) + " without an instance).\n# Prove them with `graphsub verify-rules` before use.\n\n";
+         count(counts.no_instance) + " without an instance); " + count(counts.generalised) +
+         " with fixed window parameters opened into variables.\n# Prove them with `graphsub verify-rules` before use.\n\n";
 }
 
 void print_counts(const generate::StageCounts& counts, double seconds) {
@@ -78,6 +79,7 @@ void print_counts(const generate::StageCounts& counts, double seconds) {
     line("equal on floats: rules", counts.confirmed, "");
     std::printf("  (%llu different on floats, %llu without a small instance)\n",
                 static_cast<unsigned long long>(counts.float_failed), static_cast<unsigned long long>(counts.no_instance));
+    line("  window parameters opened", counts.generalised, "");
   }
   std::printf("%.2f s\n", seconds);
 }
@@ -93,6 +95,7 @@ nlohmann::json counts_json(const generate::StageCounts& counts, double seconds) 
           {"rules", counts.confirmed},
           {"float_different", counts.float_failed},
           {"no_instance", counts.no_instance},
+          {"generalised", counts.generalised},
           {"seconds", seconds}};
 }
 

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "generate/generalise.h"
 #include "generate/implied.h"
 #include "ir/error.h"
 #include "ir/log.h"
@@ -241,15 +242,22 @@ void keep_one_per_key(std::vector<Candidate>& candidates) {
 
 enum class FloatVerdict { kEqual, kDifferent, kNoInstance };
 
-/// Writes the candidate as a rule, lets the rewriter apply it on random small shapes, and runs
-/// source and target through the reference kernels on random floats in [-1, 1] (TASO: 1e-5).
-FloatVerdict float_check(const Candidate& candidate, const GenerateOptions& options, const EnumerateOptions& enumerate) {
-  const rules::Rule rule = write_rule(candidate.pair, "candidate", enumerate);
-  verify::InstanceOptions instance_options;
-  instance_options.count = options.float_instances;
-  instance_options.attempts = 2000;
+/// Lets the rewriter apply `rule` on random small shapes and runs source and target through the
+/// reference kernels on random floats in [-1, 1] (TASO: 1e-5). With `variable`, the check also
+/// asks the instances to bind it to two values at least: an opened parameter that every instance
+/// binds alike was not checked.
+FloatVerdict float_check(const rules::Rule& rule, const verify::InstanceOptions& instance_options,
+                         const std::string* variable = nullptr) {
   const std::vector<verify::Instance> instances = verify::make_instances(rule, instance_options);
   if (instances.empty()) return FloatVerdict::kNoInstance;
+  if (variable) {
+    std::set<std::string> values;
+    for (const verify::Instance& instance : instances) {
+      const auto found = instance.match.variables.find(*variable);
+      if (found != instance.match.variables.end()) values.insert(ir::to_string(found->second));
+    }
+    if (values.size() < 2) return FloatVerdict::kNoInstance;
+  }
   runtime::CheckOptions check;
   check.samples = 2;
   check.atol = 1e-5;
@@ -264,27 +272,64 @@ FloatVerdict float_check(const Candidate& candidate, const GenerateOptions& opti
   return FloatVerdict::kEqual;
 }
 
-/// Keeps the candidates the float check confirms, counting the others.
-std::vector<Candidate> confirm(std::vector<Candidate> candidates, const GenerateOptions& options, StageCounts& counts) {
+/// A candidate's rule once checked: its verdict and, when equal, the rule with every window
+/// parameter opened that still holds on floats.
+struct Checked {
+  FloatVerdict verdict = FloatVerdict::kNoInstance;
+  std::optional<rules::Rule> rule;
+  bool opened = false;  ///< A parameter was opened.
+};
+
+Checked check_and_generalise(Candidate& candidate, const GenerateOptions& options, const EnumerateOptions& enumerate) {
+  candidate.pair.renaming = readable_renaming(candidate.pair);
+  const rules::Rule rule = write_rule(candidate.pair, "gen-" + candidate.pair.universe->name, enumerate);
+  Checked checked;
+  verify::InstanceOptions fixed;
+  fixed.count = options.float_instances;
+  fixed.attempts = 2000;
+  checked.verdict = float_check(rule, fixed);
+  if (checked.verdict != FloatVerdict::kEqual) return checked;
+  // An opened parameter is checked on more and larger instances: at the verifier's dims (1-3) a
+  // strided 1 x 1 convolution commutes with pooling, on a 5 x 5 image it does not.
+  verify::InstanceOptions open;
+  open.count = options.generalise_instances;
+  open.attempts = 3000;
+  open.max_dim = 5;
+  open.max_elements = 4096;
+  checked.rule = generalise(rule, [&](const rules::Rule& opened, const std::string& variable) {
+    return float_check(opened, open, &variable) == FloatVerdict::kEqual;
+  });
+  checked.opened = checked.rule->source != rule.source;
+  return checked;
+}
+
+/// The rules of the candidates the float check confirms, counting the others.
+std::vector<rules::Rule> confirm(std::vector<Candidate> candidates, const GenerateOptions& options, StageCounts& counts) {
   const EnumerateOptions enumerate = enumerate_options(options);
-  std::vector<FloatVerdict> verdicts(candidates.size());
+  std::vector<Checked> checked(candidates.size());
   std::atomic<std::size_t> next{0};
   auto work = [&] {
-    for (std::size_t i = next++; i < candidates.size(); i = next++) verdicts[i] = float_check(candidates[i], options, enumerate);
+    for (std::size_t i = next++; i < candidates.size(); i = next++) {
+      checked[i] = check_and_generalise(candidates[i], options, enumerate);
+    }
   };
   std::vector<std::thread> threads;
   for (int job = 1; job < options.jobs; ++job) threads.emplace_back(work);
   work();
   for (std::thread& thread : threads) thread.join();
-  std::vector<Candidate> kept;
+  std::vector<rules::Rule> kept;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
-    if (verdicts[i] != FloatVerdict::kEqual) {
-      logger("generate")->debug("{}: {}", verdicts[i] == FloatVerdict::kDifferent ? "different on floats" : "no instance",
+    const FloatVerdict verdict = checked[i].verdict;
+    if (verdict != FloatVerdict::kEqual) {
+      logger("generate")->debug("{}: {}", verdict == FloatVerdict::kDifferent ? "different on floats" : "no instance",
                                 candidates[i].key);
     }
-    if (verdicts[i] == FloatVerdict::kEqual) kept.push_back(std::move(candidates[i]));
-    counts.float_failed += verdicts[i] == FloatVerdict::kDifferent;
-    counts.no_instance += verdicts[i] == FloatVerdict::kNoInstance;
+    if (verdict == FloatVerdict::kEqual) {
+      counts.generalised += checked[i].opened;
+      kept.push_back(std::move(*checked[i].rule));
+    }
+    counts.float_failed += verdict == FloatVerdict::kDifferent;
+    counts.no_instance += verdict == FloatVerdict::kNoInstance;
   }
   counts.confirmed += kept.size();
   return kept;
@@ -537,12 +582,7 @@ std::vector<rules::Rule> finish(std::vector<Candidate> candidates, StageCounts& 
   candidates = drop_implied(std::move(candidates), options.jobs);
   counts.implied = candidates.size();
   logger("generate")->info("{} rules after pruning; checking them on floats", candidates.size());
-  std::vector<Candidate> kept = confirm(std::move(candidates), options, counts);
-  std::vector<rules::Rule> rules;
-  for (Candidate& candidate : kept) {
-    candidate.pair.renaming = readable_renaming(candidate.pair);
-    rules.push_back(write_rule(candidate.pair, "gen-" + candidate.pair.universe->name, enumerate_with));
-  }
+  std::vector<rules::Rule> rules = confirm(std::move(candidates), options, counts);
   // Named in the order of their `before -> after` lines, which is readable and independent of
   // hash values.
   std::sort(rules.begin(), rules.end(), [](const rules::Rule& a, const rules::Rule& b) {

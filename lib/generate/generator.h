@@ -21,6 +21,7 @@ struct GenerateOptions {
   uint64_t seed = 1;             ///< Fingerprint inputs.
   uint32_t modulus = 2147483647; ///< The prime fingerprints are computed modulo.
   int float_instances = 2;       ///< Random-shape instances each candidate is confirmed on.
+  int generalise_instances = 6;  ///< Instances each opening of a fixed parameter is checked on.
 };
 
 /// How many substitutions remain after each stage, in order (TASO Table 3 reports candidates,
@@ -37,6 +38,7 @@ struct StageCounts {
   uint64_t confirmed = 0;       ///< Of those, equal on random float inputs of random shapes: the rules.
   uint64_t float_failed = 0;    ///< Equal fingerprints, but the float check found them different.
   uint64_t no_instance = 0;     ///< No small instance the rewriter applies to: not confirmed.
+  uint64_t generalised = 0;     ///< Rules with a fixed window parameter opened into a variable.
 };
 
 /// A candidate substitution: its graphs, terms and canonical key.

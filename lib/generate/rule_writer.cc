@@ -132,7 +132,11 @@ void add_conditions(const Universe& universe, const CompactGraph& graph, const s
     std::vector<const Slot*> inputs;
     for (int k = 0; k < op.arity; ++k) inputs.push_back(&slots[record.inputs[static_cast<std::size_t>(k)]]);
     for (const auto& [a, b] : agreements(op, inputs)) {
-      if (a != b) conditions.push_back(to_rule_text(a, names) + " == " + to_rule_text(b, names));
+      if (a == b) continue;
+      // Each agreement once, whichever way round an operator states it.
+      std::string lhs = to_rule_text(a, names), rhs = to_rule_text(b, names);
+      if (rhs < lhs) std::swap(lhs, rhs);
+      conditions.push_back(lhs + " == " + rhs);
     }
     if (op.kind == OpKind::kEnlarge) {
       for (const DimExpr& dim : {inputs[0]->dim_exprs[2], inputs[0]->dim_exprs[3]}) {

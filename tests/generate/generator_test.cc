@@ -14,14 +14,22 @@
 namespace graphsub::generate {
 namespace {
 
-/// Each rule's `before -> after` comment line, trimmed.
+/// Each rule's `before -> after` comment line (its last), trimmed.
 std::vector<std::string> comments(const std::vector<rules::Rule>& rules) {
   std::vector<std::string> lines;
   for (const rules::Rule& rule : rules) {
-    REQUIRE(rule.comment.size() == 1);
-    lines.push_back(rule.comment.front().substr(rule.comment.front().find_first_not_of(' ')));
+    REQUIRE(!rule.comment.empty());
+    lines.push_back(rule.comment.back().substr(rule.comment.back().find_first_not_of(' ')));
   }
   return lines;
+}
+
+/// The rule whose `before -> after` line is `line`.
+const rules::Rule* find_rule(const std::vector<rules::Rule>& rules, const std::string& line) {
+  for (const rules::Rule& rule : rules) {
+    if (!rule.comment.empty() && rule.comment.back().substr(rule.comment.back().find_first_not_of(' ')) == line) return &rule;
+  }
+  return nullptr;
 }
 
 GenerateOptions options_for(const std::vector<std::string>& ops, int max_ops) {
@@ -152,6 +160,32 @@ TEST_CASE("with three operators the generator finds TASO's families by itself", 
     INFO(family);
     CHECK(std::find(found.begin(), found.end(), std::string(family)) != found.end());
   }
+}
+
+TEST_CASE("window parameters are opened where the rule holds for all of them, and only there", "[generate]") {
+  const GenerateResult result = generate(options_for({"conv.conv", "conv.avgpool3", "conv.add"}, 3));
+  // Pooling is linear whatever its window: every parameter the enumeration fixed becomes a variable.
+  const rules::Rule* linear = find_rule(result.rules, "add(avgpool3(x), avgpool3(y)) -> avgpool3(add(x, y))");
+  REQUIRE(linear != nullptr);
+  const std::string text = rules::print_rule(*linear);
+  INFO(text);
+  for (const char* open : {"kernel_shape = ?avgpool_kernel_shape", "strides = ?avgpool_strides", "pads = ?avgpool_pads",
+                           "ceil_mode = ?avgpool_ceil_mode", "count_include_pad = ?avgpool_count_include_pad"}) {
+    CHECK(text.find(open) != std::string::npos);
+  }
+  CHECK(linear->comment.size() == 2);
+  CHECK(linear->comment.front().find("for every ?avgpool_kernel_shape") != std::string::npos);
+  check_numerically(*linear);
+  // A 1 x 1 convolution commutes with pooling at stride 1 only: on images of the verifier's dims
+  // (1-3) a strided one seems to as well, so this is what the larger instances of the check catch.
+  const rules::Rule* pointwise = find_rule(result.rules, "avgpool3(conv(x, v)) -> conv(avgpool3(x), v)");
+  REQUIRE(pointwise != nullptr);
+  const std::string pointwise_text = rules::print_rule(*pointwise);
+  INFO(pointwise_text);
+  CHECK(pointwise_text.find("strides = [1, 1], pads = [0, 0, 0, 0]") != std::string::npos);
+  CHECK(pointwise_text.find("?conv_strides") == std::string::npos);
+  CHECK(pointwise_text.find("?avgpool_strides") != std::string::npos);
+  check_numerically(*pointwise);
 }
 
 }  // namespace graphsub::generate

@@ -1,0 +1,109 @@
+// Opening fixed window parameters: uniform literals become variables, each opening checked.
+#include "generate/generalise.h"
+
+#include <algorithm>
+#include <map>
+
+namespace graphsub::generate {
+namespace {
+
+using ir::OpKind;
+
+/// The attributes of each kind that may be opened, and the prefix of their variables.
+struct Openable {
+  OpKind op;
+  const char* prefix;
+  std::vector<std::string> attributes;
+};
+
+const std::vector<Openable>& openable() {
+  static const std::vector<Openable> kinds = {
+      {OpKind::kConv, "conv", {"kernel_shape", "strides", "pads", "dilations"}},
+      {OpKind::kAveragePool, "avgpool", {"kernel_shape", "strides", "pads", "ceil_mode", "count_include_pad"}},
+      {OpKind::kMaxPool, "maxpool", {"kernel_shape", "strides", "pads", "ceil_mode", "dilations"}},
+  };
+  return kinds;
+}
+
+bool is_literal(const rules::Expr& expr) {
+  using Kind = rules::Expr::Kind;
+  if (expr.kind == Kind::kInt || expr.kind == Kind::kString) return true;
+  return expr.kind == Kind::kList &&
+         std::all_of(expr.operands.begin(), expr.operands.end(), [](const rules::Expr& e) { return is_literal(e); });
+}
+
+/// The literal `node` gives `attribute`, or null when it has none or an expression.
+const rules::Expr* literal_of(const rules::PatternNode& node, const std::string& attribute) {
+  for (const rules::AttrSetting& setting : node.attrs) {
+    if (setting.name == attribute) return is_literal(setting.value) ? &setting.value : nullptr;
+  }
+  return nullptr;
+}
+
+/// Whether every node of `op` in `rule` gives `attribute` one literal, and a source node does.
+bool uniform(const rules::Rule& rule, OpKind op, const std::string& attribute) {
+  const rules::Expr* value = nullptr;
+  bool in_source = false;
+  for (const std::vector<rules::PatternNode>* side : {&rule.source, &rule.target}) {
+    for (const rules::PatternNode& node : *side) {
+      if (node.op != op) continue;
+      const rules::Expr* literal = literal_of(node, attribute);
+      if (!literal || (value && !(*literal == *value))) return false;
+      value = literal;
+      in_source = in_source || side == &rule.source;
+    }
+  }
+  return in_source;
+}
+
+void open_in(std::vector<rules::PatternNode>& nodes, const ParameterGroup& group) {
+  for (rules::PatternNode& node : nodes) {
+    if (node.op != group.op) continue;
+    for (rules::AttrSetting& setting : node.attrs) {
+      if (setting.name != group.attribute) continue;
+      setting.value = rules::Expr::variable(group.variable);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<ParameterGroup> open_groups(const rules::Rule& rule) {
+  std::vector<ParameterGroup> groups;
+  for (const Openable& kind : openable()) {
+    for (const std::string& attribute : kind.attributes) {
+      if (uniform(rule, kind.op, attribute)) groups.push_back({kind.op, attribute, std::string(kind.prefix) + "_" + attribute});
+    }
+  }
+  return groups;
+}
+
+rules::Rule open_parameters(const rules::Rule& rule, const std::vector<ParameterGroup>& groups) {
+  rules::Rule opened = rule;
+  for (const ParameterGroup& group : groups) {
+    open_in(opened.source, group);
+    open_in(opened.target, group);
+  }
+  return opened;
+}
+
+rules::Rule generalise(const rules::Rule& rule, const Holds& holds) {
+  std::vector<ParameterGroup> opened;
+  rules::Rule best = rule;
+  for (const ParameterGroup& group : open_groups(rule)) {
+    std::vector<ParameterGroup> trial = opened;
+    trial.push_back(group);
+    rules::Rule candidate = open_parameters(rule, trial);
+    if (!holds(candidate, group.variable)) continue;
+    opened = std::move(trial);
+    best = std::move(candidate);
+  }
+  if (opened.empty()) return rule;
+  std::string line = "  for every";
+  for (std::size_t i = 0; i < opened.size(); ++i) line += (i > 0 ? ", ?" : " ?") + opened[i].variable;
+  // The last comment line shows before -> after (rules/README.md): the new line goes above it.
+  best.comment.insert(best.comment.empty() ? best.comment.end() : best.comment.end() - 1, line);
+  return best;
+}
+
+}  // namespace graphsub::generate

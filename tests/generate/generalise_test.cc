@@ -1,0 +1,97 @@
+// Opening fixed parameters: which groups may be opened, and the greedy opening with its check.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "generate/generalise.h"
+#include "rules/parser.h"
+#include "rules/printer.h"
+
+namespace graphsub::generate {
+namespace {
+
+rules::Rule parse_one(const std::string& text) {
+  std::vector<rules::Rule> parsed = rules::parse_rules(text, "test");
+  REQUIRE(parsed.size() == 1);
+  return parsed.front();
+}
+
+const char* const kPoolSum = R"(#   add(avgpool3(x), avgpool3(y)) -> avgpool3(add(x, y))
+rule pool-sum
+  origin generated
+  source
+    a = AveragePool(x) [kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], ceil_mode = 0, count_include_pad = 1]
+    b = AveragePool(y) [kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], ceil_mode = 0, count_include_pad = 1]
+    r = Add(a, b)
+  target
+    c = Add(x, y)
+    r2 = AveragePool(c) [kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], ceil_mode = 0, count_include_pad = 1]
+  map r -> r2
+end
+)";
+
+// The enlarged kernel's convolution has other pads and kernel than the source's: those stay.
+const char* const kEnlarge = R"(#   conv(x, v) -> conv(x, enlarge3(v))
+rule enlarge
+  origin generated
+  source
+    r = Conv(x, v) [kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1, activation = "none"]
+  target
+    e = Enlarge(v) [kernel_shape = [3, 3]]
+    r2 = Conv(x, e) [kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1, activation = "none"]
+  map r -> r2
+end
+)";
+
+std::vector<std::string> attributes(const std::vector<ParameterGroup>& groups) {
+  std::vector<std::string> names;
+  for (const ParameterGroup& group : groups) names.push_back(group.attribute);
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("a parameter may be opened where every node of its kind has one literal for it", "[generate]") {
+  CHECK(attributes(open_groups(parse_one(kPoolSum))) ==
+        std::vector<std::string>{"kernel_shape", "strides", "pads", "ceil_mode", "count_include_pad"});
+  // Group and activation are never opened; kernel_shape and pads differ between the two convolutions.
+  CHECK(attributes(open_groups(parse_one(kEnlarge))) == std::vector<std::string>{"strides", "dilations"});
+}
+
+TEST_CASE("opening replaces the literals by one variable in source and target", "[generate]") {
+  const rules::Rule rule = parse_one(kPoolSum);
+  const rules::Rule opened = open_parameters(rule, {open_groups(rule)[1]});
+  const std::string text = rules::print_rule(opened);
+  INFO(text);
+  CHECK(opened.source[0].attrs[1].value.kind == rules::Expr::Kind::kVariable);
+  CHECK(opened.source[1].attrs[1].value.text == "avgpool_strides");
+  CHECK(opened.target[1].attrs[1].value.text == "avgpool_strides");
+  CHECK(opened.source[0].attrs[0].value.kind == rules::Expr::Kind::kList);  // kernel_shape stays
+  // What is printed parses back to the same rule.
+  CHECK(parse_one(text) == opened);
+}
+
+TEST_CASE("generalising opens the groups the check accepts, one after another", "[generate]") {
+  const rules::Rule rule = parse_one(kPoolSum);
+  std::vector<std::string> asked;
+  const rules::Rule some = generalise(rule, [&](const rules::Rule&, const std::string& variable) {
+    asked.push_back(variable);
+    return variable != "avgpool_pads";
+  });
+  CHECK(asked == std::vector<std::string>{"avgpool_kernel_shape", "avgpool_strides", "avgpool_pads",
+                                          "avgpool_ceil_mode", "avgpool_count_include_pad"});
+  const std::string text = rules::print_rule(some);
+  INFO(text);
+  CHECK(text.find("pads = [1, 1, 1, 1]") != std::string::npos);
+  CHECK(text.find("strides = ?avgpool_strides") != std::string::npos);
+  // The line naming what was opened comes above the before -> after line, which stays last.
+  REQUIRE(some.comment.size() == 2);
+  CHECK(some.comment[0] == "  for every ?avgpool_kernel_shape, ?avgpool_strides, ?avgpool_ceil_mode, ?avgpool_count_include_pad");
+  CHECK(some.comment[1] == rule.comment[0]);
+
+  const rules::Rule none = generalise(rule, [](const rules::Rule&, const std::string&) { return false; });
+  CHECK(none == rule);
+}
+
+}  // namespace graphsub::generate
