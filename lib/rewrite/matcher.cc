@@ -50,13 +50,20 @@ struct State {
   std::map<ir::ValueId, const std::string*> names;
   /// Attribute constraints other than a bare variable, checked once every node is bound.
   std::vector<std::pair<ir::NodeId, const rules::AttrSetting*>> deferred;
+  /// The rule's pattern inputs (Matcher::Plan::inputs).
+  const std::set<std::string>* inputs = nullptr;
 };
 
-/// Binds a pattern name to a graph value: consistent, and one name per value.
+/// Binds a pattern name to a graph value: consistent, and one name per value, except that pattern
+/// inputs may share one (a proved rule holds for every input, so for two equal ones too:
+/// `Add(AveragePool(x), AveragePool(y))` matches two pools of one value). A value a matched node
+/// produces has one name, so no pattern input aliases what the rewrite replaces.
 bool bind_value(const std::string& name, ir::ValueId id, State& state) {
   const auto it = state.match.values.find(name);
   if (it != state.match.values.end()) return it->second == id;
-  if (id == ir::kNoValue || !state.names.emplace(id, &name).second) return false;
+  if (id == ir::kNoValue) return false;
+  const auto [bound, fresh] = state.names.emplace(id, &name);
+  if (!fresh && !(state.inputs->count(name) && state.inputs->count(*bound->second))) return false;
   state.match.values.emplace(name, id);
   return true;
 }
@@ -158,6 +165,7 @@ class Search {
     State state;
     state.match.rule = &rule_;
     state.match.nodes.assign(rule_.source.size(), -1);
+    state.inputs = &plan_.inputs;
     try_node(0, anchor, state, 1);
   }
 
@@ -351,7 +359,10 @@ bool touches(const PatternNode& node, const std::set<std::string>& seen) {
 Matcher::Plan plan_of(const rules::Rule& rule) {
   const std::vector<PatternNode>& source = rule.source;
   if (source.empty()) throw std::invalid_argument("rule " + rule.name + " has an empty source");
-  Matcher::Plan plan{&rule, {}};
+  Matcher::Plan plan{&rule, {}, {}};
+  for (const std::string& input : rule.inputs()) {
+    if (!rules::is_list_name(input)) plan.inputs.insert(input);
+  }
   std::vector<char> placed(source.size(), 0);
   std::set<std::string> seen;
   for (std::size_t next = 0; next < source.size();) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,8 @@ namespace graphsub::rewrite {
 /// can start there. The rules must outlive the Matcher and the matches it returns.
 ///
 /// A match binds each source node to a distinct graph node of the same op with exactly as many
-/// inputs, and each source value name to a distinct graph value; attribute constraints and
+/// inputs, and each source value name to a graph value, distinct but for pattern inputs, which
+/// may share one; attribute constraints and
 /// `where` conditions hold; and every value the matched nodes produce that is used outside the
 /// match (by another node, or as a graph output) is the source of a `map`. Opaque nodes never
 /// match.
@@ -45,6 +47,7 @@ class Matcher {
   struct Plan {
     const rules::Rule* rule = nullptr;
     std::vector<std::size_t> order;  ///< Source node indices; order[0] == 0, the anchor.
+    std::set<std::string> inputs;    ///< Pattern inputs other than lists: these may share a value.
   };
 
  private:

@@ -147,15 +147,37 @@ TEST_CASE("matches come in anchor order and matching never changes the graph") {
   CHECK(g.graph.node_ids() == ids);
 }
 
-TEST_CASE("distinct pattern names bind distinct graph values") {
+TEST_CASE("pattern inputs may share a graph value; a value the match produces has one name") {
+  // Two pattern inputs naming one value: a proved rule holds for equal inputs too.
   const rules::Rule rule = parse_rule(testing::kMergeMatMuls);
   ir::Graph graph;
   const ir::ValueId x = graph.add_input("x", testing::float_type({3, 3}));
   const ir::ValueId w = graph.add_input("w", testing::float_type({3, 3}));
-  const ir::NodeId square = add_canonical(graph, ir::OpKind::kMatMul, {x, x});  // w1 or w2 would be x
+  const ir::NodeId square = add_canonical(graph, ir::OpKind::kMatMul, {x, x});  // w1 or w2 is x
   const ir::NodeId product = add_canonical(graph, ir::OpKind::kMatMul, {x, w});
   graph.set_outputs({out(graph, square), out(graph, product)});
-  CHECK(Matcher::find(graph, rule).empty());
+  const std::vector<Match> matches = Matcher::find(graph, rule);
+  REQUIRE(!matches.empty());
+  for (const Match& match : matches) {
+    CHECK(apply(graph, match).has_value());
+  }
+
+  // A pattern input never names what a matched node produces: the rewrite replaces that value.
+  const rules::Rule reads_own = parse_rule(R"(
+rule add-relu
+  source
+    y = Relu(p)
+    z = Add(y, q)
+  target
+    z2 = Add(p, q)
+  map z -> z2
+end
+)");
+  ir::Graph doubled;
+  const ir::ValueId input = doubled.add_input("p", testing::float_type({3}));
+  const ir::ValueId relu = out(doubled, add_canonical(doubled, ir::OpKind::kRelu, {input}));
+  doubled.set_outputs({out(doubled, add_canonical(doubled, ir::OpKind::kAdd, {relu, relu}))});
+  CHECK(Matcher::find(doubled, reads_own).empty());
 }
 
 TEST_CASE("a rule whose source is not connected is refused") {
