@@ -196,8 +196,28 @@ ClassPairs pair_class(const std::shared_ptr<const Universe>& universe, const std
   return result;
 }
 
-/// Pairs every class of equal fingerprint (several graphs), classes shared among `jobs` threads
-/// and their candidates concatenated in class order.
+/// Whether `a` is chosen over `b` among candidates of one key: the least by its graphs, so the
+/// choice does not depend on the order candidates came in (threads, shards).
+bool chosen_over(const Candidate& a, const Candidate& b) {
+  if (!(a.pair.source == b.pair.source)) return a.pair.source < b.pair.source;
+  return a.pair.target < b.pair.target;
+}
+
+/// One candidate per key (input renaming), kept as pairing goes: at 4 operators the classes give
+/// 19 million pairs and 1.3 million keys, and holding every pair's terms took 7.4 GB.
+using ByKey = std::unordered_map<uint64_t, Candidate>;
+
+void keep(ByKey& kept, Candidate&& candidate) {
+  const auto found = kept.find(candidate.key);
+  if (found == kept.end()) {
+    kept.emplace(candidate.key, std::move(candidate));
+  } else if (chosen_over(candidate, found->second)) {
+    found->second = std::move(candidate);
+  }
+}
+
+/// Pairs every class of equal fingerprint (several graphs), classes shared among `jobs` threads,
+/// and appends one candidate per key to `out`, in key order.
 void pair_classes(const std::shared_ptr<const Universe>& universe, const std::vector<Enumerated>& graphs,
                   const EnumerateOptions& options, std::vector<Candidate>& out, StageCounts& counts) {
   std::vector<std::pair<std::size_t, std::size_t>> classes;
@@ -206,32 +226,43 @@ void pair_classes(const std::shared_ptr<const Universe>& universe, const std::ve
     }
     if (end - begin > 1) classes.emplace_back(begin, end);
   }
-  std::vector<ClassPairs> paired(classes.size());
+  const auto jobs = static_cast<std::size_t>(std::max(options.jobs, 1));
+  std::vector<ByKey> kept(jobs);
+  std::vector<uint64_t> pairs(jobs, 0), cut(jobs, 0);
   std::atomic<std::size_t> next{0};
-  auto work = [&] {
+  auto work = [&](std::size_t job) {
     for (std::size_t i = next++; i < classes.size(); i = next++) {
-      paired[i] = pair_class(universe, graphs, classes[i].first, classes[i].second, options);
+      ClassPairs paired = pair_class(universe, graphs, classes[i].first, classes[i].second, options);
+      pairs[job] += paired.pairs;
+      cut[job] += paired.cut;
+      for (Candidate& candidate : paired.candidates) keep(kept[job], std::move(candidate));
     }
   };
   std::vector<std::thread> threads;
-  for (int job = 1; job < options.jobs; ++job) threads.emplace_back(work);
-  work();
+  for (std::size_t job = 1; job < jobs; ++job) threads.emplace_back(work, job);
+  work(0);
   for (std::thread& thread : threads) thread.join();
-  for (ClassPairs& pairs : paired) {
-    counts.candidates += pairs.pairs;
-    counts.cut += pairs.cut;
-    out.insert(out.end(), std::make_move_iterator(pairs.candidates.begin()), std::make_move_iterator(pairs.candidates.end()));
+  for (std::size_t job = 1; job < jobs; ++job) {
+    for (auto& [key, candidate] : kept[job]) keep(kept[0], std::move(candidate));
+    ByKey().swap(kept[job]);
   }
+  for (std::size_t job = 0; job < jobs; ++job) {
+    counts.candidates += pairs[job];
+    counts.cut += cut[job];
+  }
+  const std::size_t first = out.size();
+  for (auto& [key, candidate] : kept[0]) out.push_back(std::move(candidate));
+  std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+            [](const Candidate& a, const Candidate& b) { return a.key < b.key; });
 }
 
-/// Sorts by key and keeps one of each key: the least by its graphs, so the choice does not
-/// depend on the order candidates came in (threads, shards).
+/// Sorts by key and keeps one of each key (chosen_over), as pairing did within a run: shards
+/// merged give what one run gives.
 void keep_one_per_key(std::vector<Candidate>& candidates) {
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
     if (a.pair.universe->name != b.pair.universe->name) return a.pair.universe->name < b.pair.universe->name;
     if (a.key != b.key) return a.key < b.key;
-    if (!(a.pair.source == b.pair.source)) return a.pair.source < b.pair.source;
-    return a.pair.target < b.pair.target;
+    return chosen_over(a, b);
   });
   candidates.erase(std::unique(candidates.begin(), candidates.end(),
                                [](const Candidate& a, const Candidate& b) {
