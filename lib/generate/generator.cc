@@ -471,27 +471,27 @@ bool common_operator_generalises(const Candidate& candidate, const KeySet& keys,
   return false;
 }
 
-Term rename(const Term& term, const std::vector<int>& to) {
-  Term copy = term;
-  if (copy.is_input()) copy.input = to[static_cast<std::size_t>(copy.input)];
-  for (Term& arg : copy.args) arg = rename(arg, to);
-  return copy;
-}
-
 /// Every map of the inputs `used` reads to inputs of the same role and dims that sends two of
 /// them to one (other inputs stay): the rules a candidate gives when its inputs are merged.
-void merged_keys(const Candidate& candidate, const std::vector<int>& used, std::size_t next, std::vector<int>& to,
-                 std::set<uint64_t>& keys) {
+void merged_keys(const Candidate& candidate, const std::vector<std::vector<int>>& renamings, const std::vector<int>& used,
+                 std::size_t next, std::vector<int>& to, std::set<uint64_t>& keys) {
   const Universe& universe = *candidate.pair.universe;
   if (next == used.size()) {
     std::set<int> images;
     for (int input : used) images.insert(to[static_cast<std::size_t>(input)]);
     if (images.size() == used.size()) return;  // a renaming, not a merge
-    TermPairs merged;
-    for (const auto& [source, target] : candidate.terms) {
-      merged.emplace_back(normalise(universe, rename(source, to)), normalise(universe, rename(target, to)));
+    // The merged candidate's key without building it: hashing under a renaming composed with
+    // `to` is hashing the renamed terms (term_hash orders commutative arguments itself).
+    uint64_t least = 0;
+    bool first = true;
+    std::vector<int> composed(to.size());
+    for (const std::vector<int>& renaming : renamings) {
+      for (std::size_t i = 0; i < to.size(); ++i) composed[i] = renaming[static_cast<std::size_t>(to[i])];
+      const uint64_t key = key_under(universe, candidate.terms, composed);
+      if (first || key < least) least = key;
+      first = false;
     }
-    keys.insert(canonical_key(universe, merged).first);
+    keys.insert(least);
     return;
   }
   const auto input = static_cast<std::size_t>(used[next]);
@@ -500,7 +500,7 @@ void merged_keys(const Candidate& candidate, const std::vector<int>& used, std::
       continue;
     }
     to[input] = static_cast<int>(image);
-    merged_keys(candidate, used, next + 1, to, keys);
+    merged_keys(candidate, renamings, used, next + 1, to, keys);
   }
   to[input] = static_cast<int>(input);
 }
@@ -514,7 +514,7 @@ std::vector<Candidate> drop_merged_instances(std::vector<Candidate> candidates) 
     std::vector<int> to(candidate.pair.universe->inputs.size());
     std::iota(to.begin(), to.end(), 0);
     std::set<uint64_t> keys;
-    merged_keys(candidate, {read.begin(), read.end()}, 0, to, keys);
+    merged_keys(candidate, renamings(*candidate.pair.universe), {read.begin(), read.end()}, 0, to, keys);
     keys.erase(candidate.key);
     for (uint64_t key : keys) instances.insert(universe_key(*candidate.pair.universe, key));
   }

@@ -2,6 +2,7 @@
 #include "generate/term.h"
 
 #include <algorithm>
+#include <array>
 #include <set>
 
 namespace graphsub::generate {
@@ -92,10 +93,15 @@ std::string to_text(const Universe& universe, const Term& term, const std::vecto
 uint64_t term_hash(const Universe& universe, const Term& term, const std::vector<int>* renaming) {
   if (term.is_input()) return mix(0x1b873593, static_cast<uint64_t>(renaming ? (*renaming)[static_cast<std::size_t>(term.input)] : term.input));
   uint64_t hash = mix(static_cast<uint64_t>(term.op) + 1, static_cast<uint64_t>(term.output));
-  std::vector<uint64_t> args;
-  for (const Term& arg : term.args) args.push_back(term_hash(universe, arg, renaming));
-  if (universe.ops[static_cast<std::size_t>(term.op)].commutative) std::sort(args.begin(), args.end());
-  for (uint64_t arg : args) hash = mix(hash, arg);
+  // Operators take one or two arguments: no allocation here, the hot path of every stage.
+  std::array<uint64_t, 2> args{};
+  const std::size_t count = std::min<std::size_t>(term.args.size(), args.size());
+  for (std::size_t k = 0; k < count; ++k) args[k] = term_hash(universe, term.args[k], renaming);
+  if (count == 2 && universe.ops[static_cast<std::size_t>(term.op)].commutative && args[1] < args[0]) {
+    std::swap(args[0], args[1]);
+  }
+  for (std::size_t k = 0; k < count; ++k) hash = mix(hash, args[k]);
+  for (std::size_t k = count; k < term.args.size(); ++k) hash = mix(hash, term_hash(universe, term.args[k], renaming));
   return hash;
 }
 
