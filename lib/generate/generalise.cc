@@ -1,8 +1,6 @@
 // Opening fixed window parameters: uniform literals become variables, each opening checked.
 #include "generate/generalise.h"
 
-#include <algorithm>
-#include <map>
 
 namespace graphsub::generate {
 namespace {
@@ -25,17 +23,10 @@ const std::vector<Openable>& openable() {
   return kinds;
 }
 
-bool is_literal(const rules::Expr& expr) {
-  using Kind = rules::Expr::Kind;
-  if (expr.kind == Kind::kInt || expr.kind == Kind::kString) return true;
-  return expr.kind == Kind::kList &&
-         std::all_of(expr.operands.begin(), expr.operands.end(), [](const rules::Expr& e) { return is_literal(e); });
-}
-
 /// The literal `node` gives `attribute`, or null when it has none or an expression.
 const rules::Expr* literal_of(const rules::PatternNode& node, const std::string& attribute) {
   for (const rules::AttrSetting& setting : node.attrs) {
-    if (setting.name == attribute) return is_literal(setting.value) ? &setting.value : nullptr;
+    if (setting.name == attribute) return rules::is_literal(setting.value) ? &setting.value : nullptr;
   }
   return nullptr;
 }

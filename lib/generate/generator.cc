@@ -480,18 +480,7 @@ void merged_keys(const Candidate& candidate, const std::vector<std::vector<int>>
     std::set<int> images;
     for (int input : used) images.insert(to[static_cast<std::size_t>(input)]);
     if (images.size() == used.size()) return;  // a renaming, not a merge
-    // The merged candidate's key without building it: hashing under a renaming composed with
-    // `to` is hashing the renamed terms (term_hash orders commutative arguments itself).
-    uint64_t least = 0;
-    bool first = true;
-    std::vector<int> composed(to.size());
-    for (const std::vector<int>& renaming : renamings) {
-      for (std::size_t i = 0; i < to.size(); ++i) composed[i] = renaming[static_cast<std::size_t>(to[i])];
-      const uint64_t key = key_under(universe, candidate.terms, composed);
-      if (first || key < least) least = key;
-      first = false;
-    }
-    keys.insert(least);
+    keys.insert(merged_key(universe, candidate.terms, to, renamings));
     return;
   }
   const auto input = static_cast<std::size_t>(used[next]);
@@ -509,12 +498,16 @@ void merged_keys(const Candidate& candidate, const std::vector<std::vector<int>>
 /// candidate that a more general one gives that way is dropped.
 std::vector<Candidate> drop_merged_instances(std::vector<Candidate> candidates) {
   KeySet instances;
+  std::map<const Universe*, std::vector<std::vector<int>>> renamings_of;  // once per universe
   for (const Candidate& candidate : candidates) {
+    const Universe& universe = *candidate.pair.universe;
+    auto found = renamings_of.find(&universe);
+    if (found == renamings_of.end()) found = renamings_of.emplace(&universe, renamings(universe)).first;
     const std::set<int> read = inputs_read(candidate.terms, true);
     std::vector<int> to(candidate.pair.universe->inputs.size());
     std::iota(to.begin(), to.end(), 0);
     std::set<uint64_t> keys;
-    merged_keys(candidate, renamings(*candidate.pair.universe), {read.begin(), read.end()}, 0, to, keys);
+    merged_keys(candidate, found->second, {read.begin(), read.end()}, 0, to, keys);
     keys.erase(candidate.key);
     for (uint64_t key : keys) instances.insert(universe_key(*candidate.pair.universe, key));
   }

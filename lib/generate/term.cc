@@ -124,6 +124,18 @@ std::vector<std::vector<int>> renamings(const Universe& universe) {
   return out;
 }
 
+uint64_t merged_key(const Universe& universe, const TermPairs& pairs, const std::vector<int>& to,
+                    const std::vector<std::vector<int>>& all) {
+  uint64_t least = 0;
+  std::vector<int> composed(to.size());
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    for (std::size_t i = 0; i < to.size(); ++i) composed[i] = all[r][static_cast<std::size_t>(to[i])];
+    const uint64_t key = key_under(universe, pairs, composed);
+    if (r == 0 || key < least) least = key;
+  }
+  return least;
+}
+
 std::pair<uint64_t, std::vector<int>> canonical_key(const Universe& universe, const TermPairs& pairs) {
   std::pair<uint64_t, std::vector<int>> best;
   for (const std::vector<int>& renaming : renamings(universe)) {

@@ -46,6 +46,12 @@ uint64_t key_under(const Universe& universe, const TermPairs& pairs, const std::
 /// The renamings of a universe's inputs: permutations that keep each input's role and dims.
 std::vector<std::vector<int>> renamings(const Universe& universe);
 
+/// The key canonical_key gives `pairs` with each input i read as input `to[i]` (inputs merged),
+/// without building the merged terms: hashing under a renaming composed with `to` is hashing the
+/// renamed terms (term_hash orders commutative arguments itself). `all` is renamings(universe).
+uint64_t merged_key(const Universe& universe, const TermPairs& pairs, const std::vector<int>& to,
+                    const std::vector<std::vector<int>>& all);
+
 /// The least key over every renaming (TASO's input tensor renaming), and the renaming giving it.
 /// Keys are hashes, compared for equality (64 bits: a collision among the millions of candidates
 /// of 4 operators has odds below 1e-6); the rules written are ordered by their text instead.

@@ -124,21 +124,6 @@ bool bind_names(const std::vector<std::string>& names, const std::vector<ir::Val
   return true;
 }
 
-/// Whether `expr` is made of literals only (its value needs nothing bound).
-bool is_literal(const rules::Expr& expr) {
-  using Kind = rules::Expr::Kind;
-  switch (expr.kind) {
-    case Kind::kInt:
-    case Kind::kFloat:
-    case Kind::kString: return true;
-    case Kind::kList:
-    case Kind::kNegate:
-    case Kind::kBinary:
-      return std::all_of(expr.operands.begin(), expr.operands.end(), [](const rules::Expr& e) { return is_literal(e); });
-    default: return false;
-  }
-}
-
 /// Binds a fresh `?var` or compares a bound one; defers any other expression.
 bool bind_attribute(const rules::AttrSetting& setting, ir::NodeId id, const ir::AttrValue& actual,
                     State& state) {
@@ -260,7 +245,7 @@ class Search {
       const ir::AttrValue* actual = node.attrs.find(setting.name);
       if (!actual) return false;
       // A literal (activation = "none", axis = 1) is compared now: it prunes the search early.
-      if (is_literal(setting.value)) {
+      if (rules::is_literal(setting.value)) {
         if (!attribute_holds(setting, *actual, context(state))) return false;
         continue;
       }

@@ -1,6 +1,7 @@
 // Expr factories, equality and printing in the rule language's own syntax.
 #include "rules/expr.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <utility>
@@ -202,6 +203,19 @@ std::string to_string(const Expr& expr) {
       return binary_to_string(expr);
   }
   return {};
+}
+
+bool is_literal(const Expr& expr) {
+  switch (expr.kind) {
+    case Expr::Kind::kInt:
+    case Expr::Kind::kFloat:
+    case Expr::Kind::kString: return true;
+    case Expr::Kind::kList:
+    case Expr::Kind::kNegate:
+    case Expr::Kind::kBinary:
+      return std::all_of(expr.operands.begin(), expr.operands.end(), [](const Expr& e) { return is_literal(e); });
+    default: return false;
+  }
 }
 
 }  // namespace graphsub::rules

@@ -49,6 +49,10 @@ struct Expr {
   bool operator!=(const Expr& other) const { return !(*this == other); }
 };
 
+/// Whether `expr` is made of literals only (numbers, strings, lists and arithmetic of them): its
+/// value needs nothing bound.
+bool is_literal(const Expr& expr);
+
 /// The expression as the rule language writes it (fully parenthesized only where needed), so
 /// parse(to_string(e)) == e.
 std::string to_string(const Expr& expr);
