@@ -81,7 +81,9 @@ void print_counts(const generate::StageCounts& counts, double seconds) {
                 static_cast<unsigned long long>(counts.float_failed), static_cast<unsigned long long>(counts.no_instance));
     line("  window parameters opened", counts.generalised, "");
   }
-  std::printf("%.2f s\n", seconds);
+  const generate::StageSeconds& stages = counts.seconds;
+  std::printf("%.2f s (enumerate and pair %.1f, merge and common subgraphs %.1f, implied %.1f, floats %.1f)\n", seconds,
+              stages.pairing, stages.pruning, stages.implied, stages.float_check);
 }
 
 nlohmann::json counts_json(const generate::StageCounts& counts, double seconds) {
@@ -96,7 +98,12 @@ nlohmann::json counts_json(const generate::StageCounts& counts, double seconds) 
           {"float_different", counts.float_failed},
           {"no_instance", counts.no_instance},
           {"generalised", counts.generalised},
-          {"seconds", seconds}};
+          {"seconds", seconds},
+          {"stage_seconds",
+           {{"enumerate_and_pair", counts.seconds.pairing},
+            {"merge_and_common_subgraphs", counts.seconds.pruning},
+            {"implied", counts.seconds.implied},
+            {"float_check", counts.seconds.float_check}}}};
 }
 
 void run_generate_rules(GenerateRulesOptions options) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -21,6 +22,14 @@
 
 namespace graphsub::generate {
 namespace {
+
+/// Seconds since `start`, and `start` moved to now: each stage's time in turn.
+double lap(std::chrono::steady_clock::time_point& start) {
+  const auto now = std::chrono::steady_clock::now();
+  const double seconds = std::chrono::duration<double>(now - start).count();
+  start = now;
+  return seconds;
+}
 
 EnumerateOptions enumerate_options(const GenerateOptions& options) {
   EnumerateOptions result;
@@ -565,6 +574,7 @@ GenerateResult generate(const GenerateOptions& options) {
   if (options.max_ops < 1 || options.max_ops > kMaxOps) throw Error("--max-ops must be between 1 and 6");
   if (options.shards < 1 || options.shard < 0 || options.shard >= options.shards) throw Error("--shard I/K needs 0 <= I < K");
   const EnumerateOptions enumerate_with = enumerate_options(options);
+  auto start = std::chrono::steady_clock::now();
   GenerateResult result;
   std::vector<Candidate> candidates;
   for (Universe& selected : select_universes(options.ops)) {
@@ -580,7 +590,8 @@ GenerateResult generate(const GenerateOptions& options) {
                            result.counts.candidates, result.counts.cut);
   keep_one_per_key(candidates);
   result.counts.renamed = candidates.size();
-  logger("generate")->info("{} after input renaming", candidates.size());
+  result.counts.seconds.pairing = lap(start);
+  logger("generate")->info("{} after input renaming ({:.1f} s)", candidates.size(), result.counts.seconds.pairing);
   if (options.shards == 1) {
     result.rules = finish(std::move(candidates), result.counts, options);
   } else {
@@ -591,6 +602,7 @@ GenerateResult generate(const GenerateOptions& options) {
 
 std::vector<rules::Rule> finish(std::vector<Candidate> candidates, StageCounts& counts, const GenerateOptions& options) {
   const EnumerateOptions enumerate_with = enumerate_options(options);
+  auto start = std::chrono::steady_clock::now();
   keep_one_per_key(candidates);
   // Pruning trusts fingerprints, as TASO does (it saw no equal fingerprints of different graphs):
   // a more general candidate covers a pruned one before any float check.
@@ -602,11 +614,16 @@ std::vector<rules::Rule> finish(std::vector<Candidate> candidates, StageCounts& 
   logger("generate")->info("{} after merging inputs", counts.general);
   candidates = prune_common_subgraphs(std::move(candidates), keys, enumerate_with);
   counts.common_subgraph = candidates.size();
-  logger("generate")->info("{} after common subgraphs", counts.common_subgraph);
+  counts.seconds.pruning = lap(start);
+  logger("generate")->info("{} after common subgraphs ({:.1f} s)", counts.common_subgraph, counts.seconds.pruning);
   candidates = drop_implied(std::move(candidates), options.jobs);
   counts.implied = candidates.size();
-  logger("generate")->info("{} rules after pruning; checking them on floats", candidates.size());
+  counts.seconds.implied = lap(start);
+  logger("generate")->info("{} rules after pruning ({:.1f} s); checking them on floats", candidates.size(),
+                           counts.seconds.implied);
   std::vector<rules::Rule> rules = confirm(std::move(candidates), options, counts);
+  counts.seconds.float_check = lap(start);
+  logger("generate")->info("{} confirmed on floats ({:.1f} s)", counts.confirmed, counts.seconds.float_check);
   // Named in the order of their `before -> after` lines, which is readable and independent of
   // hash values.
   std::sort(rules.begin(), rules.end(), [](const rules::Rule& a, const rules::Rule& b) {

@@ -24,6 +24,14 @@ struct GenerateOptions {
   int generalise_instances = 6;  ///< Instances each opening of a fixed parameter is checked on.
 };
 
+/// Where a run's time went, by stage (wall-clock seconds; reported, never written to a rule file).
+struct StageSeconds {
+  double pairing = 0;      ///< Enumeration, fingerprints, pairing and renaming.
+  double pruning = 0;      ///< Merging inputs and the common-subgraph forms.
+  double implied = 0;      ///< The implied stage.
+  double float_check = 0;  ///< The float check and the opening of window parameters.
+};
+
 /// How many substitutions remain after each stage, in order (TASO Table 3 reports candidates,
 /// renaming and common subgraph).
 struct StageCounts {
@@ -39,6 +47,7 @@ struct StageCounts {
   uint64_t float_failed = 0;    ///< Equal fingerprints, but the float check found them different.
   uint64_t no_instance = 0;     ///< No small instance the rewriter applies to: not confirmed.
   uint64_t generalised = 0;     ///< Rules with a fixed window parameter opened into a variable.
+  StageSeconds seconds;
 };
 
 /// A candidate substitution: its graphs, terms and canonical key.

@@ -6,8 +6,6 @@
 #include <array>
 #include <atomic>
 #include <map>
-#include <optional>
-#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -69,27 +67,60 @@ bool match(const Universe& universe, const Term& pattern, const Term& term, Bind
   return match_args(universe, pattern, term, bound);
 }
 
-Term substitute(const Term& pattern, const Bindings& bound) {
-  if (pattern.is_input()) return *bound[static_cast<std::size_t>(pattern.input)];
-  Term copy = pattern;
-  for (Term& arg : copy.args) arg = substitute(arg, bound);
-  return copy;
+/// term_hash of `pattern` with each input replaced by the term bound to it, without building it.
+uint64_t substituted_hash(const Universe& universe, const Term& pattern, const Bindings& bound) {
+  if (pattern.is_input()) return term_hash(universe, *bound[static_cast<std::size_t>(pattern.input)]);
+  std::array<uint64_t, 2> args{};
+  for (std::size_t k = 0; k < pattern.args.size(); ++k) args[k] = substituted_hash(universe, pattern.args[k], bound);
+  return node_hash(universe, pattern.op, pattern.output, args, pattern.args.size());
 }
 
-/// The part of a concatenation a split of it on the same axis gives back, or nullopt.
-std::optional<Term> split_of_concat(const Universe& universe, const Term& term) {
-  if (term.is_input() || term.args.front().is_input()) return std::nullopt;
+/// The part of a concatenation a split of it on the same axis gives back, or null.
+const Term* split_of_concat(const Universe& universe, const Term& term) {
+  if (term.is_input() || term.args.front().is_input()) return nullptr;
   const OpChoice& op = universe.ops[static_cast<std::size_t>(term.op)];
   const Term& inner = term.args.front();
   const OpChoice& inner_op = universe.ops[static_cast<std::size_t>(inner.op)];
-  if (op.kind != ir::OpKind::kSplit || inner_op.kind != ir::OpKind::kConcat || op.axis != inner_op.axis) return std::nullopt;
-  return inner.args[static_cast<std::size_t>(term.output)];
+  if (op.kind != ir::OpKind::kSplit || inner_op.kind != ir::OpKind::kConcat || op.axis != inner_op.axis) return nullptr;
+  return &inner.args[static_cast<std::size_t>(term.output)];
 }
 
-/// The rewrites of one direction, by the operator at the root of what they match.
+/// What a pattern input hashes to in a skeleton: any term.
+constexpr uint64_t kAnyTerm = 0x2545f4914f6cdd1dULL;
+
+/// A pattern's skeleton: its operators, each input a wildcard (term_hash's node hashes, so the
+/// order of commutative arguments does not count).
+uint64_t skeleton(const Universe& universe, const Term& pattern) {
+  if (pattern.is_input()) return kAnyTerm;
+  std::array<uint64_t, 2> args{};
+  for (std::size_t k = 0; k < pattern.args.size(); ++k) args[k] = skeleton(universe, pattern.args[k]);
+  return node_hash(universe, pattern.op, pattern.output, args, pattern.args.size());
+}
+
+/// The skeletons of every pattern rooted at operator `term` that could match it: each argument
+/// either a wildcard or, when an operator, one of its own skeletons. A pattern matching `term`
+/// has one of these (its operators map onto a prefix of `term`'s), so they are the index keys
+/// to look up; a term of four operators has at most eight.
+void skeletons_of(const Universe& universe, const Term& term, std::vector<uint64_t>& out) {
+  std::array<std::vector<uint64_t>, 2> choices;
+  for (std::size_t k = 0; k < term.args.size(); ++k) {
+    choices[k].push_back(kAnyTerm);
+    if (!term.args[k].is_input()) skeletons_of(universe, term.args[k], choices[k]);
+  }
+  if (term.args.size() == 1) {
+    for (uint64_t a : choices[0]) out.push_back(node_hash(universe, term.op, term.output, {a, 0}, 1));
+    return;
+  }
+  for (uint64_t a : choices[0]) {
+    for (uint64_t b : choices[1]) out.push_back(node_hash(universe, term.op, term.output, {a, b}, 2));
+  }
+}
+
+/// The rewrites of one direction, by the skeleton of what they match (a discrimination index:
+/// a term is tried only against the rewrites whose source has the shape of a prefix of it).
 class RewriteIndex {
  public:
-  void add(const Rewrite& rewrite) { buckets_[key(*rewrite.from, 0)].push_back(rewrite); }
+  void add(const Universe& universe, const Rewrite& rewrite) { buckets_[skeleton(universe, *rewrite.from)].push_back(rewrite); }
 
   /// Orders each bucket by size, so a lookup stops at the first rewrite too large.
   void seal() {
@@ -109,36 +140,23 @@ class RewriteIndex {
                                 [&](const Term& arg) { return reducible(universe, arg, limit); });
   }
 
-  /// Every term one rewrite smaller than `limit` makes of `term`, at any position, by hash.
+  /// The hash of every term one rewrite smaller than `limit` makes of `term`, at any position.
   void step(const Universe& universe, const Term& term, std::size_t limit, std::unordered_set<uint64_t>& out) const {
-    std::vector<Term> made;
+    std::vector<uint64_t> made;
     rewrite_anywhere(universe, term, limit, made);
-    for (const Term& result : made) out.insert(term_hash(universe, result));
+    out.insert(made.begin(), made.end());
   }
 
  private:
-  /// A bucket: the root's operator and output, and the operator of its argument `arg` (0 when
-  /// that argument is an input, which in a pattern matches any term).
-  static uint64_t key(const Term& term, std::size_t arg) {
-    const Term& first = term.args[arg];
-    const uint64_t below = first.is_input() ? 0 : static_cast<uint64_t>(first.op) * 8 + static_cast<uint64_t>(first.output) + 1;
-    return (static_cast<uint64_t>(term.op) * 8 + static_cast<uint64_t>(term.output)) << 32 | below;
-  }
-
-  /// Calls `found` for each rewrite smaller than `limit` whose source matches `term` at its root:
-  /// those whose first argument is an input, or an operator that `term`'s first argument (or, for
-  /// a commutative root, its second) has.
+  /// Calls `found` for each rewrite smaller than `limit` whose source matches `term` at its root.
   template <class Found>
   void visit(const Universe& universe, const Term& term, std::size_t limit, Found found) const {
-    std::array<uint64_t, 3> keys{key(term, 0) & ~0xffffffffULL};
-    std::size_t count = 1;
-    if (!term.args[0].is_input()) keys[count++] = key(term, 0);
-    if (term.args.size() == 2 && universe.ops[static_cast<std::size_t>(term.op)].commutative && !term.args[1].is_input() &&
-        key(term, 1) != key(term, 0)) {
-      keys[count++] = key(term, 1);
-    }
-    for (std::size_t k = 0; k < count; ++k) {
-      const auto bucket = buckets_.find(keys[k]);
+    std::vector<uint64_t> keys;
+    skeletons_of(universe, term, keys);
+    std::sort(keys.begin(), keys.end());  // a commutative node can give one skeleton twice
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    for (uint64_t key : keys) {
+      const auto bucket = buckets_.find(key);
       if (bucket == buckets_.end()) continue;
       for (const Rewrite& rewrite : bucket->second) {
         if (rewrite.size >= limit) break;
@@ -148,21 +166,26 @@ class RewriteIndex {
     }
   }
 
-  void rewrite_anywhere(const Universe& universe, const Term& term, std::size_t limit, std::vector<Term>& made) const {
-    if (term.is_input()) return;
+  /// Appends the hash of each term one rewrite makes of `term` to `made`, and returns `term`'s
+  /// own hash: a rewrite below the root changes only the hashes of the nodes above it, so the
+  /// results are hashed from their parts, never built.
+  uint64_t rewrite_anywhere(const Universe& universe, const Term& term, std::size_t limit, std::vector<uint64_t>& made) const {
+    if (term.is_input()) return input_hash(term.input);
     // The smallest rule of all, split(concat(a, b)) -> a, b, has two outputs: applied here.
-    if (std::optional<Term> part = split_of_concat(universe, term)) made.push_back(std::move(*part));
+    if (const Term* part = split_of_concat(universe, term)) made.push_back(term_hash(universe, *part));
     visit(universe, term, limit,
-          [&](const Rewrite& rewrite, const Bindings& bound) { made.push_back(substitute(*rewrite.to, bound)); });
+          [&](const Rewrite& rewrite, const Bindings& bound) { made.push_back(substituted_hash(universe, *rewrite.to, bound)); });
+    std::array<uint64_t, 2> own{};
+    std::array<std::vector<uint64_t>, 2> inner;
+    for (std::size_t k = 0; k < term.args.size(); ++k) own[k] = rewrite_anywhere(universe, term.args[k], limit, inner[k]);
     for (std::size_t k = 0; k < term.args.size(); ++k) {
-      std::vector<Term> inner;
-      rewrite_anywhere(universe, term.args[k], limit, inner);
-      for (Term& result : inner) {
-        Term copy = term;
-        copy.args[k] = std::move(result);
-        made.push_back(std::move(copy));
+      for (uint64_t result : inner[k]) {
+        std::array<uint64_t, 2> args = own;
+        args[k] = result;
+        made.push_back(node_hash(universe, term.op, term.output, args, term.args.size()));
       }
     }
+    return node_hash(universe, term.op, term.output, own, term.args.size());
   }
 
   std::unordered_map<uint64_t, std::vector<Rewrite>> buckets_;
@@ -202,8 +225,8 @@ std::vector<Candidate> drop_implied(std::vector<Candidate> candidates, int jobs)
     if (candidate.terms.size() != 1) continue;
     const auto& [source, target] = candidate.terms.front();
     auto& [forward, backward] = indexes[candidate.pair.universe->name];
-    forward.add(Rewrite{&source, &target, size_of(candidate)});
-    if (!target.is_input() && reads_only(source, target)) backward.add(Rewrite{&target, &source, size_of(candidate)});
+    forward.add(*candidate.pair.universe, Rewrite{&source, &target, size_of(candidate)});
+    if (!target.is_input() && reads_only(source, target)) backward.add(*candidate.pair.universe, Rewrite{&target, &source, size_of(candidate)});
   }
   for (auto& [name, index] : indexes) {
     index.first.seal();

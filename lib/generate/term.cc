@@ -90,19 +90,21 @@ std::string to_text(const Universe& universe, const Term& term, const std::vecto
   return text + ")";
 }
 
-uint64_t term_hash(const Universe& universe, const Term& term, const std::vector<int>* renaming) {
-  if (term.is_input()) return mix(0x1b873593, static_cast<uint64_t>(renaming ? (*renaming)[static_cast<std::size_t>(term.input)] : term.input));
-  uint64_t hash = mix(static_cast<uint64_t>(term.op) + 1, static_cast<uint64_t>(term.output));
-  // Operators take one or two arguments: no allocation here, the hot path of every stage.
-  std::array<uint64_t, 2> args{};
-  const std::size_t count = std::min<std::size_t>(term.args.size(), args.size());
-  for (std::size_t k = 0; k < count; ++k) args[k] = term_hash(universe, term.args[k], renaming);
-  if (count == 2 && universe.ops[static_cast<std::size_t>(term.op)].commutative && args[1] < args[0]) {
-    std::swap(args[0], args[1]);
-  }
+uint64_t input_hash(int input) { return mix(0x1b873593, static_cast<uint64_t>(input)); }
+
+uint64_t node_hash(const Universe& universe, int op, int output, std::array<uint64_t, 2> args, std::size_t count) {
+  uint64_t hash = mix(static_cast<uint64_t>(op) + 1, static_cast<uint64_t>(output));
+  if (count == 2 && universe.ops[static_cast<std::size_t>(op)].commutative && args[1] < args[0]) std::swap(args[0], args[1]);
   for (std::size_t k = 0; k < count; ++k) hash = mix(hash, args[k]);
-  for (std::size_t k = count; k < term.args.size(); ++k) hash = mix(hash, term_hash(universe, term.args[k], renaming));
   return hash;
+}
+
+uint64_t term_hash(const Universe& universe, const Term& term, const std::vector<int>* renaming) {
+  if (term.is_input()) return input_hash(renaming ? (*renaming)[static_cast<std::size_t>(term.input)] : term.input);
+  // Operators take one or two arguments (OpRecord): no allocation here, the hot path of every stage.
+  std::array<uint64_t, 2> args{};
+  for (std::size_t k = 0; k < term.args.size(); ++k) args[k] = term_hash(universe, term.args[k], renaming);
+  return node_hash(universe, term.op, term.output, args, term.args.size());
 }
 
 uint64_t key_under(const Universe& universe, const TermPairs& pairs, const std::vector<int>& renaming) {

@@ -1,6 +1,7 @@
 // Graph outputs as terms over the inputs: what the pruning stages (TASO §4) compare, rename and cut.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -38,6 +39,11 @@ std::string to_text(const Universe& universe, const Term& term, const std::vecto
 /// A 64-bit structural hash of `term` with input i counted as input renaming[i] (identity when
 /// null); the arguments of a commutative operator count in either order.
 uint64_t term_hash(const Universe& universe, const Term& term, const std::vector<int>* renaming = nullptr);
+
+/// What term_hash gives an input `input`, and an operator node from its arguments' hashes (`count`
+/// of them, at most two): the parts that hash a term rewritten in place without building it.
+uint64_t input_hash(int input);
+uint64_t node_hash(const Universe& universe, int op, int output, std::array<uint64_t, 2> args, std::size_t count);
 
 /// The substitution's key with the inputs renamed by `renaming`: a hash of its mapped pairs
 /// (source, target), in either order of the pairs.
