@@ -1,6 +1,7 @@
 // Opening fixed window parameters: uniform literals become variables, each opening checked.
 #include "generate/generalise.h"
 
+#include <algorithm>
 
 namespace graphsub::generate {
 namespace {
@@ -78,16 +79,45 @@ rules::Rule open_parameters(const rules::Rule& rule, const std::vector<Parameter
   return opened;
 }
 
-rules::Rule generalise(const rules::Rule& rule, const Holds& holds) {
+rules::Rule generalise(const rules::Rule& rule, const Check& check) {
+  const std::vector<ParameterGroup> groups = open_groups(rule);
+  auto variables = [](const std::vector<ParameterGroup>& open) {
+    std::vector<std::string> names;
+    for (const ParameterGroup& group : open) names.push_back(group.variable);
+    return names;
+  };
+  auto varied = [](const Trial& trial, const ParameterGroup& group) {
+    return std::find(trial.varied.begin(), trial.varied.end(), group.variable) != trial.varied.end();
+  };
   std::vector<ParameterGroup> opened;
   rules::Rule best = rule;
-  for (const ParameterGroup& group : open_groups(rule)) {
-    std::vector<ParameterGroup> trial = opened;
-    trial.push_back(group);
-    rules::Rule candidate = open_parameters(rule, trial);
-    if (!holds(candidate, group.variable)) continue;
-    opened = std::move(trial);
-    best = std::move(candidate);
+  // Every group at once, closing those no instance varied.
+  for (std::vector<ParameterGroup> trial_groups = groups; !trial_groups.empty();) {
+    rules::Rule candidate = open_parameters(rule, trial_groups);
+    const Trial trial = check(candidate, variables(trial_groups));
+    if (!trial.held) break;
+    std::vector<ParameterGroup> kept;
+    for (const ParameterGroup& group : trial_groups) {
+      if (varied(trial, group)) kept.push_back(group);
+    }
+    if (kept.size() == trial_groups.size()) {
+      opened = std::move(trial_groups);
+      best = std::move(candidate);
+      break;
+    }
+    trial_groups = std::move(kept);
+  }
+  // One group at a time, when opening them all together failed.
+  if (opened.empty() && !groups.empty()) {
+    for (const ParameterGroup& group : groups) {
+      std::vector<ParameterGroup> trial_groups = opened;
+      trial_groups.push_back(group);
+      rules::Rule candidate = open_parameters(rule, trial_groups);
+      const Trial trial = check(candidate, variables(trial_groups));
+      if (!trial.held || !varied(trial, group)) continue;
+      opened = std::move(trial_groups);
+      best = std::move(candidate);
+    }
   }
   if (opened.empty()) return rule;
   std::string line = "  for every";

@@ -29,12 +29,23 @@ std::vector<ParameterGroup> open_groups(const rules::Rule& rule);
 /// source node of the kind binds it, the others must equal it, the target copies it.
 rules::Rule open_parameters(const rules::Rule& rule, const std::vector<ParameterGroup>& groups);
 
-/// Whether a rule holds with the named variable just opened.
-using Holds = std::function<bool(const rules::Rule& rule, const std::string& variable)>;
+/// What checking a rule with some groups opened found.
+struct Trial {
+  bool held = false;                ///< Equal on every instance drawn (and one was found).
+  std::vector<std::string> varied;  ///< The opened variables the instances bound to two values at least.
+};
 
-/// The most general form of `rule` that `holds` accepts, found greedily: each group in the order
-/// of open_groups is opened when the rule with it and the groups opened before still holds. The
-/// comment gains a line naming what was opened. `rule` itself is returned when nothing can be.
-rules::Rule generalise(const rules::Rule& rule, const Holds& holds);
+/// Checks `rule`, in which `variables` are the opened groups' variables.
+using Check = std::function<Trial(const rules::Rule& rule, const std::vector<std::string>& variables)>;
+
+/// The most general form of `rule` that `check` accepts, each opened variable varied by the
+/// instances that accepted it. First every group at once: the groups whose variable no instance
+/// varied are closed again and the rest checked anew, until the rule holds with each variable
+/// varied (opening kernel and pads of a convolution together is what keeps an instance's shapes
+/// agreeing; one at a time, each fails). When the rule with every group open does not hold, the
+/// groups are tried one at a time in the order of open_groups, each kept when the rule with it
+/// and those kept before holds and varies it. The comment gains a line naming what was opened.
+/// `rule` itself is returned when nothing can be.
+rules::Rule generalise(const rules::Rule& rule, const Check& check);
 
 }  // namespace graphsub::generate

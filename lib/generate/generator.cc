@@ -283,21 +283,13 @@ void keep_one_per_key(std::vector<Candidate>& candidates) {
 enum class FloatVerdict { kEqual, kDifferent, kNoInstance };
 
 /// Lets the rewriter apply `rule` on random small shapes and runs source and target through the
-/// reference kernels on random floats in [-1, 1] (TASO: 1e-5). With `variable`, the check also
-/// asks the instances to bind it to two values at least: an opened parameter that every instance
-/// binds alike was not checked.
+/// reference kernels on random floats in [-1, 1] (TASO: 1e-5). `varied` (when not null) gets
+/// those of `variables` the instances bound to two values at least: an opened parameter that
+/// every instance binds alike was not checked.
 FloatVerdict float_check(const rules::Rule& rule, const verify::InstanceOptions& instance_options,
-                         const std::string* variable = nullptr) {
+                         const std::vector<std::string>& variables = {}, std::vector<std::string>* varied = nullptr) {
   const std::vector<verify::Instance> instances = verify::make_instances(rule, instance_options);
   if (instances.empty()) return FloatVerdict::kNoInstance;
-  if (variable) {
-    std::set<std::string> values;
-    for (const verify::Instance& instance : instances) {
-      const auto found = instance.match.variables.find(*variable);
-      if (found != instance.match.variables.end()) values.insert(ir::to_string(found->second));
-    }
-    if (values.size() < 2) return FloatVerdict::kNoInstance;
-  }
   runtime::CheckOptions check;
   check.samples = 2;
   check.atol = 1e-5;
@@ -308,6 +300,14 @@ FloatVerdict float_check(const rules::Rule& rule, const verify::InstanceOptions&
     } catch (const Error&) {
       return FloatVerdict::kNoInstance;
     }
+  }
+  for (const std::string& variable : variables) {
+    std::set<std::string> values;
+    for (const verify::Instance& instance : instances) {
+      const auto found = instance.match.variables.find(variable);
+      if (found != instance.match.variables.end()) values.insert(ir::to_string(found->second));
+    }
+    if (values.size() >= 2 && varied) varied->push_back(variable);
   }
   return FloatVerdict::kEqual;
 }
@@ -336,8 +336,10 @@ Checked check_and_generalise(Candidate& candidate, const GenerateOptions& option
   open.attempts = 3000;
   open.max_dim = 5;
   open.max_elements = 4096;
-  checked.rule = generalise(rule, [&](const rules::Rule& opened, const std::string& variable) {
-    return float_check(opened, open, &variable) == FloatVerdict::kEqual;
+  checked.rule = generalise(rule, [&](const rules::Rule& opened, const std::vector<std::string>& variables) {
+    Trial trial;
+    trial.held = float_check(opened, open, variables, &trial.varied) == FloatVerdict::kEqual;
+    return trial;
   });
   checked.opened = checked.rule->source != rule.source;
   return checked;

@@ -1,6 +1,7 @@
-// Opening fixed parameters: which groups may be opened, and the greedy opening with its check.
+// Opening fixed parameters: which groups may be opened, and the opening with its check.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -72,12 +73,49 @@ TEST_CASE("opening replaces the literals by one variable in source and target", 
   CHECK(parse_one(text) == opened);
 }
 
-TEST_CASE("generalising opens the groups the check accepts, one after another", "[generate]") {
+TEST_CASE("generalising opens every group at once when the rule holds with each varied", "[generate]") {
+  const rules::Rule rule = parse_one(kPoolSum);
+  std::vector<std::vector<std::string>> asked;
+  const rules::Rule all = generalise(rule, [&](const rules::Rule&, const std::vector<std::string>& variables) {
+    asked.push_back(variables);
+    return Trial{true, variables};
+  });
+  REQUIRE(asked.size() == 1);
+  CHECK(asked[0] == std::vector<std::string>{"avgpool_kernel_shape", "avgpool_strides", "avgpool_pads",
+                                             "avgpool_ceil_mode", "avgpool_count_include_pad"});
+  REQUIRE(all.comment.size() == 2);
+  CHECK(all.comment[0] ==
+        "  for every ?avgpool_kernel_shape, ?avgpool_strides, ?avgpool_pads, ?avgpool_ceil_mode, ?avgpool_count_include_pad");
+}
+
+TEST_CASE("generalising closes the groups no instance varied and checks the rest again", "[generate]") {
+  const rules::Rule rule = parse_one(kPoolSum);
+  std::vector<std::vector<std::string>> asked;
+  const rules::Rule some = generalise(rule, [&](const rules::Rule&, const std::vector<std::string>& variables) {
+    asked.push_back(variables);
+    std::vector<std::string> varied;
+    for (const std::string& variable : variables) {
+      if (variable != "avgpool_ceil_mode") varied.push_back(variable);
+    }
+    return Trial{true, varied};
+  });
+  REQUIRE(asked.size() == 2);
+  CHECK(asked[1] == std::vector<std::string>{"avgpool_kernel_shape", "avgpool_strides", "avgpool_pads",
+                                             "avgpool_count_include_pad"});
+  const std::string text = rules::print_rule(some);
+  INFO(text);
+  CHECK(text.find("ceil_mode = 0") != std::string::npos);
+  CHECK(text.find("pads = ?avgpool_pads") != std::string::npos);
+}
+
+TEST_CASE("generalising opens one group after another when all at once do not hold", "[generate]") {
   const rules::Rule rule = parse_one(kPoolSum);
   std::vector<std::string> asked;
-  const rules::Rule some = generalise(rule, [&](const rules::Rule&, const std::string& variable) {
-    asked.push_back(variable);
-    return variable != "avgpool_pads";
+  const rules::Rule some = generalise(rule, [&](const rules::Rule&, const std::vector<std::string>& variables) {
+    if (variables.size() == 5) return Trial{false, {}};  // every group at once
+    asked.push_back(variables.back());
+    const bool pads = std::find(variables.begin(), variables.end(), "avgpool_pads") != variables.end();
+    return Trial{!pads, variables};
   });
   CHECK(asked == std::vector<std::string>{"avgpool_kernel_shape", "avgpool_strides", "avgpool_pads",
                                           "avgpool_ceil_mode", "avgpool_count_include_pad"});
@@ -90,7 +128,7 @@ TEST_CASE("generalising opens the groups the check accepts, one after another", 
   CHECK(some.comment[0] == "  for every ?avgpool_kernel_shape, ?avgpool_strides, ?avgpool_ceil_mode, ?avgpool_count_include_pad");
   CHECK(some.comment[1] == rule.comment[0]);
 
-  const rules::Rule none = generalise(rule, [](const rules::Rule&, const std::string&) { return false; });
+  const rules::Rule none = generalise(rule, [](const rules::Rule&, const std::vector<std::string>&) { return Trial{}; });
   CHECK(none == rule);
 }
 
