@@ -161,19 +161,35 @@ bool CompactGraph::operator<(const CompactGraph& other) const {
 bool CompactGraph::operator==(const CompactGraph& other) const { return !(*this < other) && !(other < *this); }
 
 std::vector<Slot> evaluate(const Universe& universe, const CompactGraph& graph, const EnumerateOptions& options) {
-  std::vector<Slot> slots;
+  return Evaluator(universe, options).evaluate(graph);
+}
+
+Evaluator::Evaluator(const Universe& universe, const EnumerateOptions& options) : universe_(universe), field_(options.field) {
   for (std::size_t i = 0; i < universe.inputs.size(); ++i) {
-    slots.push_back(input_slot(universe.inputs[i], static_cast<int>(i), options.seed, options.field));
+    slots_.push_back(input_slot(universe.inputs[i], static_cast<int>(i), options.seed, options.field));
   }
-  for (int i = 0; i < graph.num_ops; ++i) {
+}
+
+const std::vector<Slot>& Evaluator::evaluate(const CompactGraph& graph) {
+  int shared = 0;
+  while (shared < valid_ && shared < graph.num_ops && last_.ops[static_cast<std::size_t>(shared)] == graph.ops[static_cast<std::size_t>(shared)]) {
+    ++shared;
+  }
+  std::size_t kept = universe_.inputs.size();
+  for (int i = 0; i < shared; ++i) kept += static_cast<std::size_t>(universe_.ops[graph.ops[static_cast<std::size_t>(i)].choice].outputs);
+  slots_.resize(kept);
+  valid_ = shared;
+  last_ = graph;
+  for (int i = shared; i < graph.num_ops; ++i) {
     const OpRecord& record = graph.ops[static_cast<std::size_t>(i)];
-    const OpChoice& op = universe.ops[record.choice];
+    const OpChoice& op = universe_.ops[record.choice];
     std::vector<const Slot*> inputs;
-    for (int k = 0; k < op.arity; ++k) inputs.push_back(&slots[record.inputs[static_cast<std::size_t>(k)]]);
-    std::optional<std::vector<Slot>> outputs = apply(op, inputs, options.field);
-    for (Slot& slot : *outputs) slots.push_back(std::move(slot));
+    for (int k = 0; k < op.arity; ++k) inputs.push_back(&slots_[record.inputs[static_cast<std::size_t>(k)]]);
+    std::optional<std::vector<Slot>> outputs = apply(op, inputs, field_);
+    for (Slot& slot : *outputs) slots_.push_back(std::move(slot));
+    valid_ = i + 1;
   }
-  return slots;
+  return slots_;
 }
 
 std::vector<int> output_slots(const Universe& universe, const CompactGraph& graph) {

@@ -56,6 +56,23 @@ struct Enumeration {
 /// The slots of `graph` evaluated over `universe`'s inputs (inputs first, then each op's outputs).
 std::vector<Slot> evaluate(const Universe& universe, const CompactGraph& graph, const EnumerateOptions& options);
 
+/// Evaluates graph after graph, the inputs made once and the slots of the operators a graph
+/// begins with like the one before kept (the graphs of a fingerprint class are sorted, so
+/// neighbours often share their first operators).
+class Evaluator {
+ public:
+  Evaluator(const Universe& universe, const EnumerateOptions& options);
+  /// evaluate(universe, graph, options); valid until the next call.
+  const std::vector<Slot>& evaluate(const CompactGraph& graph);
+
+ private:
+  const Universe& universe_;
+  Field field_;
+  std::vector<Slot> slots_;
+  CompactGraph last_;        ///< The graph `slots_` holds, its first `valid_` operators evaluated.
+  int valid_ = 0;
+};
+
 /// Indices of the slots `graph` outputs: operator outputs nothing reads, or the marked inputs.
 std::vector<int> output_slots(const Universe& universe, const CompactGraph& graph);
 

@@ -67,25 +67,18 @@ bool connected(const Universe& universe, const CompactGraph& graph) {
   return true;
 }
 
-/// One graph of a fingerprint class, evaluated.
+/// One graph of a fingerprint class, evaluated. Slots are compared by their hash of dims and
+/// values (64 bits, trusted as the fingerprints are).
 struct ClassMember {
   CompactGraph graph;
-  std::vector<Slot> slots;
+  std::vector<uint64_t> values;  ///< Each slot's Slot::hash.
   std::vector<int> outputs;
-  std::vector<std::pair<int, int>> producers;  ///< slot_producers of the graph.
+  std::vector<std::pair<int, int>> producers;   ///< slot_producers of the graph.
+  std::vector<std::vector<uint64_t>> renamed;   ///< Per renaming of the universe, each slot's term hash.
   uint64_t outputs_hash = 0;  ///< Its output terms' hashes, in either order: equal for a graph enumerated twice.
+  uint32_t reads = 0;         ///< The inputs it reads, as bits.
   bool connected = false;
 };
-
-ClassMember member(const Universe& universe, const CompactGraph& graph, const EnumerateOptions& options) {
-  ClassMember result{graph, evaluate(universe, graph, options), output_slots(universe, graph),
-                     slot_producers(universe, graph), 0, graph.num_ops > 0 && connected(universe, graph)};
-  std::vector<uint64_t> hashes;
-  for (int slot : result.outputs) hashes.push_back(term_hash(universe, term_of(universe, graph, slot)));
-  std::sort(hashes.begin(), hashes.end());
-  for (uint64_t hash : hashes) result.outputs_hash = result.outputs_hash * 0x100000001b3ULL ^ hash;
-  return result;
-}
 
 /// The inputs a graph reads, as bits (every operator's output reaches an output, so these are
 /// the inputs its output terms read).
@@ -101,6 +94,26 @@ uint32_t reads(const Universe& universe, const CompactGraph& graph) {
   return bits;
 }
 
+ClassMember member(const Universe& universe, const CompactGraph& graph, Evaluator& evaluator,
+                   const std::vector<std::vector<int>>& all_renamings) {
+  ClassMember result;
+  result.graph = graph;
+  for (const Slot& slot : evaluator.evaluate(graph)) result.values.push_back(slot.hash);
+  result.outputs = output_slots(universe, graph);
+  result.producers = slot_producers(universe, graph);
+  for (const std::vector<int>& renaming : all_renamings) {
+    result.renamed.push_back(slot_hashes(universe, graph, result.producers, &renaming));
+  }
+  const std::vector<uint64_t> own = slot_hashes(universe, graph, result.producers);
+  std::vector<uint64_t> hashes;
+  for (int slot : result.outputs) hashes.push_back(own[static_cast<std::size_t>(slot)]);
+  std::sort(hashes.begin(), hashes.end());
+  for (uint64_t hash : hashes) result.outputs_hash = result.outputs_hash * 0x100000001b3ULL ^ hash;
+  result.reads = reads(universe, graph);
+  result.connected = graph.num_ops > 0 && connected(universe, graph);
+  return result;
+}
+
 /// The target's output slot for each source output, by equal values; nullopt when they differ.
 std::optional<std::vector<std::pair<int, int>>> map_outputs(const ClassMember& source, const ClassMember& target) {
   if (source.outputs.size() != target.outputs.size()) return std::nullopt;
@@ -109,9 +122,7 @@ std::optional<std::vector<std::pair<int, int>>> map_outputs(const ClassMember& s
   for (int s : source.outputs) {
     bool found = false;
     for (std::size_t t = 0; t < target.outputs.size() && !found; ++t) {
-      const Slot& a = source.slots[static_cast<std::size_t>(s)];
-      const Slot& b = target.slots[static_cast<std::size_t>(target.outputs[t])];
-      if (taken[t] || a.hash != b.hash || a.dims != b.dims || a.values != b.values) continue;
+      if (taken[t] || source.values[static_cast<std::size_t>(s)] != target.values[static_cast<std::size_t>(target.outputs[t])]) continue;
       taken[t] = true;
       found = true;
       pairs.emplace_back(s, target.outputs[t]);
@@ -129,8 +140,6 @@ std::set<int> inputs_read(const TermPairs& terms, bool source) {
   return read;
 }
 
-bool same_values(const Slot& a, const Slot& b) { return a.hash == b.hash && a.dims == b.dims && a.values == b.values; }
-
 /// True when output `s` of the source and `t` of the target are one computation, or the same
 /// operator on arguments of equal values: TASO's second common-subgraph form then gives a
 /// smaller candidate that covers this one (decided here by fingerprints, before any rule exists).
@@ -142,54 +151,89 @@ bool common_output(const Universe& universe, const ClassMember& source, const Cl
   const OpRecord& b = target.graph.ops[static_cast<std::size_t>(target_op)];
   if (a.choice != b.choice || source_output != target_output) return false;
   const OpChoice& op = universe.ops[a.choice];
-  auto arg = [](const ClassMember& m, const OpRecord& r, int k) -> const Slot& {
-    return m.slots[r.inputs[static_cast<std::size_t>(k)]];
-  };
+  auto arg = [](const ClassMember& m, const OpRecord& r, int k) { return m.values[r.inputs[static_cast<std::size_t>(k)]]; };
   bool aligned = true;
-  for (int k = 0; k < op.arity; ++k) aligned = aligned && same_values(arg(source, a, k), arg(target, b, k));
-  return aligned || (op.commutative && same_values(arg(source, a, 0), arg(target, b, 1)) &&
-                     same_values(arg(source, a, 1), arg(target, b, 0)));
+  for (int k = 0; k < op.arity; ++k) aligned = aligned && arg(source, a, k) == arg(target, b, k);
+  return aligned || (op.commutative && arg(source, a, 0) == arg(target, b, 1) && arg(source, a, 1) == arg(target, b, 0));
 }
+
+/// Whether `a` is chosen over `b` among candidates of one key: the least by its graphs, so the
+/// choice does not depend on the order candidates came in (threads, shards).
+bool chosen_over(const CompactGraph& source_a, const CompactGraph& target_a, const CompactGraph& source_b,
+                 const CompactGraph& target_b) {
+  if (!(source_a == source_b)) return source_a < source_b;
+  return target_a < target_b;
+}
+
+bool chosen_over(const Candidate& a, const Candidate& b) {
+  return chosen_over(a.pair.source, a.pair.target, b.pair.source, b.pair.target);
+}
+
+/// One candidate per key (input renaming), kept as pairing goes: at 4 operators the classes give
+/// 19 million pairs and 1.3 million keys, and holding every pair's terms took 7.4 GB.
+using ByKey = std::unordered_map<uint64_t, Candidate>;
 
 /// What pairing a source with a target gave.
 enum class Pairing { kNone, kCut, kCandidate };
 
-/// The candidate `source -> target` into `out`; kNone when no rule can be written of it, kCut
-/// when a common output makes a smaller candidate cover it.
-Pairing make_candidate(const std::shared_ptr<const Universe>& universe, const ClassMember& source,
-                       const ClassMember& target, std::vector<Candidate>& out) {
+/// Pairs `source -> target`: kNone when no rule can be written of it, kCut when a common output
+/// makes a smaller candidate cover it. A candidate's key (the least over the renamings) comes
+/// from the members' slot hashes; its terms are built only when it is kept for its key.
+Pairing make_candidate(const std::shared_ptr<const Universe>& universe, const std::vector<std::vector<int>>& all_renamings,
+                       const ClassMember& source, const ClassMember& target, ByKey& kept) {
   if (source.graph.num_ops == 0 || !source.connected) return Pairing::kNone;
   std::optional<std::vector<std::pair<int, int>>> outputs = map_outputs(source, target);
   if (!outputs) return Pairing::kNone;
-  const uint32_t source_reads = reads(*universe, source.graph), target_reads = reads(*universe, target.graph);
-  if ((target_reads & ~source_reads) != 0) return Pairing::kNone;
+  if ((target.reads & ~source.reads) != 0) return Pairing::kNone;
   for (const auto& [s, t] : *outputs) {
     if (common_output(*universe, source, target, s, t)) return Pairing::kCut;
+  }
+  uint64_t key = 0;
+  std::size_t least = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> hashes(outputs->size());
+  for (std::size_t r = 0; r < source.renamed.size(); ++r) {
+    for (std::size_t i = 0; i < outputs->size(); ++i) {
+      hashes[i] = {source.renamed[r][static_cast<std::size_t>((*outputs)[i].first)],
+                   target.renamed[r][static_cast<std::size_t>((*outputs)[i].second)]};
+    }
+    const uint64_t renamed_key = key_of_hashes(hashes);
+    if (r == 0 || renamed_key < key) {
+      key = renamed_key;
+      least = r;
+    }
+  }
+  const auto found = kept.find(key);
+  if (found != kept.end() &&
+      !chosen_over(source.graph, target.graph, found->second.pair.source, found->second.pair.target)) {
+    return Pairing::kCandidate;
   }
   Candidate candidate;
   for (const auto& [s, t] : *outputs) {
     candidate.terms.emplace_back(normalise(*universe, term_of(*universe, source.graph, s)),
                                  normalise(*universe, term_of(*universe, target.graph, t)));
   }
-  auto [key, renaming] = canonical_key(*universe, candidate.terms);
   candidate.key = key;
-  candidate.pair = GraphPair{universe, source.graph, target.graph, std::move(*outputs), std::move(renaming)};
-  out.push_back(std::move(candidate));
+  candidate.pair = GraphPair{universe, source.graph, target.graph, std::move(*outputs), all_renamings[least]};
+  if (found != kept.end()) {
+    found->second = std::move(candidate);
+  } else {
+    kept.emplace(key, std::move(candidate));
+  }
   return Pairing::kCandidate;
 }
 
-/// The candidates of one fingerprint class, from ordered pairs of its distinct graphs.
+/// How many ordered pairs of one class a rule can be written of, cut ones included.
 struct ClassPairs {
-  std::vector<Candidate> candidates;
-  uint64_t pairs = 0;  ///< Ordered pairs a rule can be written of, cut ones included.
+  uint64_t pairs = 0;
   uint64_t cut = 0;
 };
 
 ClassPairs pair_class(const std::shared_ptr<const Universe>& universe, const std::vector<Enumerated>& graphs,
-                      std::size_t begin, std::size_t end, const EnumerateOptions& options) {
+                      std::size_t begin, std::size_t end, Evaluator& evaluator,
+                      const std::vector<std::vector<int>>& all_renamings, ByKey& kept) {
   std::vector<ClassMember> members;
   for (std::size_t i = begin; i < end; ++i) {
-    ClassMember next = member(*universe, graphs[i].graph, options);
+    ClassMember next = member(*universe, graphs[i].graph, evaluator, all_renamings);
     const bool seen = std::any_of(members.begin(), members.end(), [&](const ClassMember& m) { return m.outputs_hash == next.outputs_hash; });
     if (!seen) members.push_back(std::move(next));
   }
@@ -197,24 +241,13 @@ ClassPairs pair_class(const std::shared_ptr<const Universe>& universe, const std
   for (const ClassMember& source : members) {
     for (const ClassMember& target : members) {
       if (&source == &target) continue;
-      const Pairing pairing = make_candidate(universe, source, target, result.candidates);
+      const Pairing pairing = make_candidate(universe, all_renamings, source, target, kept);
       result.pairs += pairing != Pairing::kNone;
       result.cut += pairing == Pairing::kCut;
     }
   }
   return result;
 }
-
-/// Whether `a` is chosen over `b` among candidates of one key: the least by its graphs, so the
-/// choice does not depend on the order candidates came in (threads, shards).
-bool chosen_over(const Candidate& a, const Candidate& b) {
-  if (!(a.pair.source == b.pair.source)) return a.pair.source < b.pair.source;
-  return a.pair.target < b.pair.target;
-}
-
-/// One candidate per key (input renaming), kept as pairing goes: at 4 operators the classes give
-/// 19 million pairs and 1.3 million keys, and holding every pair's terms took 7.4 GB.
-using ByKey = std::unordered_map<uint64_t, Candidate>;
 
 void keep(ByKey& kept, Candidate&& candidate) {
   const auto found = kept.find(candidate.key);
@@ -235,16 +268,18 @@ void pair_classes(const std::shared_ptr<const Universe>& universe, const std::ve
     }
     if (end - begin > 1) classes.emplace_back(begin, end);
   }
+  const std::vector<std::vector<int>> all_renamings = renamings(*universe);
   const auto jobs = static_cast<std::size_t>(std::max(options.jobs, 1));
   std::vector<ByKey> kept(jobs);
   std::vector<uint64_t> pairs(jobs, 0), cut(jobs, 0);
   std::atomic<std::size_t> next{0};
   auto work = [&](std::size_t job) {
+    Evaluator evaluator(*universe, options);
     for (std::size_t i = next++; i < classes.size(); i = next++) {
-      ClassPairs paired = pair_class(universe, graphs, classes[i].first, classes[i].second, options);
+      const ClassPairs paired =
+          pair_class(universe, graphs, classes[i].first, classes[i].second, evaluator, all_renamings, kept[job]);
       pairs[job] += paired.pairs;
       cut[job] += paired.cut;
-      for (Candidate& candidate : paired.candidates) keep(kept[job], std::move(candidate));
     }
   };
   std::vector<std::thread> threads;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <set>
+#include <stdexcept>
 
 namespace graphsub::generate {
 namespace {
@@ -107,15 +108,41 @@ uint64_t term_hash(const Universe& universe, const Term& term, const std::vector
   return node_hash(universe, term.op, term.output, args, term.args.size());
 }
 
-uint64_t key_under(const Universe& universe, const TermPairs& pairs, const std::vector<int>& renaming) {
-  std::vector<uint64_t> parts;
-  for (const auto& [source, target] : pairs) {
-    parts.push_back(mix(term_hash(universe, source, &renaming), term_hash(universe, target, &renaming)));
-  }
-  std::sort(parts.begin(), parts.end());
+uint64_t key_of_hashes(const std::vector<std::pair<uint64_t, uint64_t>>& pairs) {
+  // A graph has at most 2 * kMaxOps outputs: sorted on the stack, the hot path of pairing.
+  std::array<uint64_t, 2 * kMaxOps> parts{};
+  if (pairs.size() > parts.size()) throw std::length_error("a substitution of more than 12 outputs");
+  for (std::size_t i = 0; i < pairs.size(); ++i) parts[i] = mix(pairs[i].first, pairs[i].second);
+  std::sort(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(pairs.size()));
   uint64_t key = 0x85ebca6b;
-  for (uint64_t part : parts) key = mix(key, part);
+  for (std::size_t i = 0; i < pairs.size(); ++i) key = mix(key, parts[i]);
   return key;
+}
+
+uint64_t key_under(const Universe& universe, const TermPairs& pairs, const std::vector<int>& renaming) {
+  std::vector<std::pair<uint64_t, uint64_t>> hashes;
+  for (const auto& [source, target] : pairs) {
+    hashes.emplace_back(term_hash(universe, source, &renaming), term_hash(universe, target, &renaming));
+  }
+  return key_of_hashes(hashes);
+}
+
+std::vector<uint64_t> slot_hashes(const Universe& universe, const CompactGraph& graph,
+                                  const std::vector<std::pair<int, int>>& producers, const std::vector<int>* renaming) {
+  std::vector<uint64_t> hashes(producers.size());
+  for (std::size_t s = 0; s < producers.size(); ++s) {
+    const auto [op_index, output] = producers[s];
+    if (op_index < 0) {
+      hashes[s] = input_hash(renaming ? (*renaming)[s] : static_cast<int>(s));
+      continue;
+    }
+    const OpRecord& record = graph.ops[static_cast<std::size_t>(op_index)];
+    const int arity = universe.ops[record.choice].arity;
+    std::array<uint64_t, 2> args{};
+    for (int k = 0; k < arity; ++k) args[static_cast<std::size_t>(k)] = hashes[record.inputs[static_cast<std::size_t>(k)]];
+    hashes[s] = node_hash(universe, record.choice, output, args, static_cast<std::size_t>(arity));
+  }
+  return hashes;
 }
 
 std::vector<std::vector<int>> renamings(const Universe& universe) {

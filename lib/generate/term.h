@@ -49,6 +49,14 @@ uint64_t node_hash(const Universe& universe, int op, int output, std::array<uint
 /// (source, target), in either order of the pairs.
 uint64_t key_under(const Universe& universe, const TermPairs& pairs, const std::vector<int>& renaming);
 
+/// The term_hash of every slot of `graph` (see slot_producers) with input i counted as input
+/// renaming[i] (identity when null), computed node by node without building a term.
+std::vector<uint64_t> slot_hashes(const Universe& universe, const CompactGraph& graph,
+                                  const std::vector<std::pair<int, int>>& producers, const std::vector<int>* renaming = nullptr);
+
+/// key_under's key from each mapped pair's source and target term hashes.
+uint64_t key_of_hashes(const std::vector<std::pair<uint64_t, uint64_t>>& pairs);
+
 /// The renamings of a universe's inputs: permutations that keep each input's role and dims.
 std::vector<std::vector<int>> renamings(const Universe& universe);
 
