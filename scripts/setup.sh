@@ -12,7 +12,7 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 debian_packages=(
   build-essential cmake pkg-config python3 python3-pip
   libprotobuf-dev protobuf-compiler libz3-dev libssl-dev libcli11-dev libspdlog-dev
-  nlohmann-json3-dev catch2 libonnx-testdata
+  nlohmann-json3-dev catch2 libonnx-testdata libgoogle-perftools-dev
 )
 # The Python onnx is the release the C++ library is built from (scripts/build_onnx.sh), so the
 # node tests it writes use the opsets graphsub's checker knows.

@@ -19,7 +19,8 @@ const std::vector<Openable>& openable() {
   static const std::vector<Openable> kinds = {
       {OpKind::kConv, "conv", {"kernel_shape", "strides", "pads", "dilations"}},
       {OpKind::kAveragePool, "avgpool", {"kernel_shape", "strides", "pads", "ceil_mode", "count_include_pad"}},
-      {OpKind::kMaxPool, "maxpool", {"kernel_shape", "strides", "pads", "ceil_mode", "dilations"}},
+      // Not MaxPool's dilations: the instance generator never varies them, so no check could accept it.
+      {OpKind::kMaxPool, "maxpool", {"kernel_shape", "strides", "pads", "ceil_mode"}},
   };
   return kinds;
 }
@@ -81,43 +82,34 @@ rules::Rule open_parameters(const rules::Rule& rule, const std::vector<Parameter
 
 rules::Rule generalise(const rules::Rule& rule, const Check& check) {
   const std::vector<ParameterGroup> groups = open_groups(rule);
-  auto variables = [](const std::vector<ParameterGroup>& open) {
-    std::vector<std::string> names;
-    for (const ParameterGroup& group : open) names.push_back(group.variable);
-    return names;
+  // The steps: each group alone, but an op's kernel and pads together (a kernel opened with its
+  // pads literal changes the output's size, pads opened alone too; SAME padding needs both).
+  auto find = [&groups](OpKind op, const char* attribute) {
+    return std::find_if(groups.begin(), groups.end(),
+                        [&](const ParameterGroup& group) { return group.op == op && group.attribute == attribute; });
   };
-  auto varied = [](const Trial& trial, const ParameterGroup& group) {
-    return std::find(trial.varied.begin(), trial.varied.end(), group.variable) != trial.varied.end();
-  };
+  std::vector<std::vector<ParameterGroup>> steps;
+  for (const ParameterGroup& group : groups) {
+    const bool kernel = group.attribute == "kernel_shape", pads = group.attribute == "pads";
+    if (pads && find(group.op, "kernel_shape") != groups.end()) continue;  // went with the kernel
+    steps.push_back({group});
+    if (kernel && find(group.op, "pads") != groups.end()) steps.back().push_back(*find(group.op, "pads"));
+  }
   std::vector<ParameterGroup> opened;
   rules::Rule best = rule;
-  // Every group at once, closing those no instance varied.
-  for (std::vector<ParameterGroup> trial_groups = groups; !trial_groups.empty();) {
+  for (const std::vector<ParameterGroup>& step : steps) {
+    std::vector<ParameterGroup> trial_groups = opened;
+    trial_groups.insert(trial_groups.end(), step.begin(), step.end());
+    std::vector<std::string> variables;
+    for (const ParameterGroup& group : trial_groups) variables.push_back(group.variable);
     rules::Rule candidate = open_parameters(rule, trial_groups);
-    const Trial trial = check(candidate, variables(trial_groups));
-    if (!trial.held) break;
-    std::vector<ParameterGroup> kept;
-    for (const ParameterGroup& group : trial_groups) {
-      if (varied(trial, group)) kept.push_back(group);
-    }
-    if (kept.size() == trial_groups.size()) {
-      opened = std::move(trial_groups);
-      best = std::move(candidate);
-      break;
-    }
-    trial_groups = std::move(kept);
-  }
-  // One group at a time, when opening them all together failed.
-  if (opened.empty() && !groups.empty()) {
-    for (const ParameterGroup& group : groups) {
-      std::vector<ParameterGroup> trial_groups = opened;
-      trial_groups.push_back(group);
-      rules::Rule candidate = open_parameters(rule, trial_groups);
-      const Trial trial = check(candidate, variables(trial_groups));
-      if (!trial.held || !varied(trial, group)) continue;
-      opened = std::move(trial_groups);
-      best = std::move(candidate);
-    }
+    const Trial trial = check(candidate, variables);
+    const bool varied = std::all_of(step.begin(), step.end(), [&](const ParameterGroup& group) {
+      return std::find(trial.varied.begin(), trial.varied.end(), group.variable) != trial.varied.end();
+    });
+    if (!trial.held || !varied) continue;
+    opened = std::move(trial_groups);
+    best = std::move(candidate);
   }
   if (opened.empty()) return rule;
   std::string line = "  for every";

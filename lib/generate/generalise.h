@@ -21,7 +21,7 @@ struct ParameterGroup {
 
 /// The groups of `rule` that may be opened, in a fixed order: the window parameters of Conv
 /// (kernel_shape, strides, pads, dilations), AveragePool (kernel_shape, strides, pads, ceil_mode,
-/// count_include_pad) and MaxPool (kernel_shape, strides, pads, ceil_mode, dilations). Group,
+/// count_include_pad) and MaxPool (kernel_shape, strides, pads, ceil_mode). Group,
 /// activation, axes and split sizes stay literal.
 std::vector<ParameterGroup> open_groups(const rules::Rule& rule);
 
@@ -38,14 +38,14 @@ struct Trial {
 /// Checks `rule`, in which `variables` are the opened groups' variables.
 using Check = std::function<Trial(const rules::Rule& rule, const std::vector<std::string>& variables)>;
 
-/// The most general form of `rule` that `check` accepts, each opened variable varied by the
-/// instances that accepted it. First every group at once: the groups whose variable no instance
-/// varied are closed again and the rest checked anew, until the rule holds with each variable
-/// varied (opening kernel and pads of a convolution together is what keeps an instance's shapes
-/// agreeing; one at a time, each fails). When the rule with every group open does not hold, the
-/// groups are tried one at a time in the order of open_groups, each kept when the rule with it
-/// and those kept before holds and varies it. The comment gains a line naming what was opened.
-/// `rule` itself is returned when nothing can be.
+/// The most general form of `rule` that `check` accepts, found greedily in the order of
+/// open_groups: each group is opened when the rule with it and the groups opened before still
+/// holds and the instances varied its variable. An op's kernel_shape and pads are one step
+/// (opened together or not at all: SAME padding needs both, and either alone changes the
+/// output's size); every other group is a step of its own. Opening all groups at once and
+/// checking once was tried and is wrong: with many variables drawn together, the instances that
+/// vary a convolution's strides were ones a 1 x 1 pooling window made trivial. The comment gains
+/// a line naming what was opened. `rule` itself is returned when nothing can be.
 rules::Rule generalise(const rules::Rule& rule, const Check& check);
 
 }  // namespace graphsub::generate

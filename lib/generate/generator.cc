@@ -2,13 +2,11 @@
 #include "generate/generator.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <map>
 #include <numeric>
 #include <optional>
 #include <set>
-#include <thread>
 #include <unordered_set>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +15,7 @@
 #include "generate/implied.h"
 #include "ir/error.h"
 #include "ir/log.h"
+#include "ir/parallel.h"
 #include "runtime/equivalence.h"
 #include "verify/instance_generator.h"
 
@@ -74,7 +73,7 @@ struct ClassMember {
   std::vector<uint64_t> values;  ///< Each slot's Slot::hash.
   std::vector<int> outputs;
   std::vector<std::pair<int, int>> producers;   ///< slot_producers of the graph.
-  std::vector<std::vector<uint64_t>> renamed;   ///< Per renaming of the universe, each slot's term hash.
+  std::vector<uint64_t> renamed;  ///< Per renaming of the universe, each slot's term hash (renaming-major).
   uint64_t outputs_hash = 0;  ///< Its output terms' hashes, in either order: equal for a graph enumerated twice.
   uint32_t reads = 0;         ///< The inputs it reads, as bits.
   bool connected = false;
@@ -101,10 +100,10 @@ ClassMember member(const Universe& universe, const CompactGraph& graph, Evaluato
   for (const Slot& slot : evaluator.evaluate(graph)) result.values.push_back(slot.hash);
   result.outputs = output_slots(universe, graph);
   result.producers = slot_producers(universe, graph);
-  for (const std::vector<int>& renaming : all_renamings) {
-    result.renamed.push_back(slot_hashes(universe, graph, result.producers, &renaming));
-  }
-  const std::vector<uint64_t> own = slot_hashes(universe, graph, result.producers);
+  result.renamed.reserve((all_renamings.size() + 1) * result.producers.size());
+  for (const std::vector<int>& renaming : all_renamings) slot_hashes(universe, graph, result.producers, &renaming, result.renamed);
+  std::vector<uint64_t> own;
+  slot_hashes(universe, graph, result.producers, nullptr, own);
   std::vector<uint64_t> hashes;
   for (int slot : result.outputs) hashes.push_back(own[static_cast<std::size_t>(slot)]);
   std::sort(hashes.begin(), hashes.end());
@@ -191,10 +190,11 @@ Pairing make_candidate(const std::shared_ptr<const Universe>& universe, const st
   uint64_t key = 0;
   std::size_t least = 0;
   std::vector<std::pair<uint64_t, uint64_t>> hashes(outputs->size());
-  for (std::size_t r = 0; r < source.renamed.size(); ++r) {
+  const std::size_t source_slots = source.producers.size(), target_slots = target.producers.size();
+  for (std::size_t r = 0; r < all_renamings.size(); ++r) {
     for (std::size_t i = 0; i < outputs->size(); ++i) {
-      hashes[i] = {source.renamed[r][static_cast<std::size_t>((*outputs)[i].first)],
-                   target.renamed[r][static_cast<std::size_t>((*outputs)[i].second)]};
+      hashes[i] = {source.renamed[r * source_slots + static_cast<std::size_t>((*outputs)[i].first)],
+                   target.renamed[r * target_slots + static_cast<std::size_t>((*outputs)[i].second)]};
     }
     const uint64_t renamed_key = key_of_hashes(hashes);
     if (r == 0 || renamed_key < key) {
@@ -272,20 +272,13 @@ void pair_classes(const std::shared_ptr<const Universe>& universe, const std::ve
   const auto jobs = static_cast<std::size_t>(std::max(options.jobs, 1));
   std::vector<ByKey> kept(jobs);
   std::vector<uint64_t> pairs(jobs, 0), cut(jobs, 0);
-  std::atomic<std::size_t> next{0};
-  auto work = [&](std::size_t job) {
-    Evaluator evaluator(*universe, options);
-    for (std::size_t i = next++; i < classes.size(); i = next++) {
-      const ClassPairs paired =
-          pair_class(universe, graphs, classes[i].first, classes[i].second, evaluator, all_renamings, kept[job]);
-      pairs[job] += paired.pairs;
-      cut[job] += paired.cut;
-    }
-  };
-  std::vector<std::thread> threads;
-  for (std::size_t job = 1; job < jobs; ++job) threads.emplace_back(work, job);
-  work(0);
-  for (std::thread& thread : threads) thread.join();
+  std::vector<Evaluator> evaluators(jobs, Evaluator(*universe, options));
+  run_parallel(classes.size(), static_cast<int>(jobs), [&](std::size_t i, std::size_t job) {
+    const ClassPairs paired =
+        pair_class(universe, graphs, classes[i].first, classes[i].second, evaluators[job], all_renamings, kept[job]);
+    pairs[job] += paired.pairs;
+    cut[job] += paired.cut;
+  });
   for (std::size_t job = 1; job < jobs; ++job) {
     for (auto& [key, candidate] : kept[job]) keep(kept[0], std::move(candidate));
     ByKey().swap(kept[job]);
@@ -384,16 +377,8 @@ Checked check_and_generalise(Candidate& candidate, const GenerateOptions& option
 std::vector<rules::Rule> confirm(std::vector<Candidate> candidates, const GenerateOptions& options, StageCounts& counts) {
   const EnumerateOptions enumerate = enumerate_options(options);
   std::vector<Checked> checked(candidates.size());
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i = next++; i < candidates.size(); i = next++) {
-      checked[i] = check_and_generalise(candidates[i], options, enumerate);
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int job = 1; job < options.jobs; ++job) threads.emplace_back(work);
-  work();
-  for (std::thread& thread : threads) thread.join();
+  run_parallel(candidates.size(), options.jobs,
+               [&](std::size_t i) { checked[i] = check_and_generalise(candidates[i], options, enumerate); });
   std::vector<rules::Rule> kept;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const FloatVerdict verdict = checked[i].verdict;
@@ -542,21 +527,26 @@ void merged_keys(const Candidate& candidate, const std::vector<std::vector<int>>
 
 /// TASO's input tensor renaming, for renamings that merge inputs (Fig. 4a: C renamed A): a
 /// candidate that a more general one gives that way is dropped.
-std::vector<Candidate> drop_merged_instances(std::vector<Candidate> candidates) {
-  KeySet instances;
+std::vector<Candidate> drop_merged_instances(std::vector<Candidate> candidates, int jobs) {
   std::map<const Universe*, std::vector<std::vector<int>>> renamings_of;  // once per universe
   for (const Candidate& candidate : candidates) {
     const Universe& universe = *candidate.pair.universe;
-    auto found = renamings_of.find(&universe);
-    if (found == renamings_of.end()) found = renamings_of.emplace(&universe, renamings(universe)).first;
+    if (!renamings_of.count(&universe)) renamings_of.emplace(&universe, renamings(universe));
+  }
+  std::vector<std::vector<uint64_t>> merged(candidates.size());
+  run_parallel(candidates.size(), jobs, [&](std::size_t i) {
+    const Candidate& candidate = candidates[i];
+    const Universe& universe = *candidate.pair.universe;
     const std::set<int> read = inputs_read(candidate.terms, true);
-    std::vector<int> to(candidate.pair.universe->inputs.size());
+    std::vector<int> to(universe.inputs.size());
     std::iota(to.begin(), to.end(), 0);
     std::set<uint64_t> keys;
-    merged_keys(candidate, found->second, {read.begin(), read.end()}, 0, to, keys);
+    merged_keys(candidate, renamings_of.at(&universe), {read.begin(), read.end()}, 0, to, keys);
     keys.erase(candidate.key);
-    for (uint64_t key : keys) instances.insert(universe_key(*candidate.pair.universe, key));
-  }
+    for (uint64_t key : keys) merged[i].push_back(universe_key(universe, key));
+  });
+  KeySet instances;
+  for (const std::vector<uint64_t>& keys : merged) instances.insert(keys.begin(), keys.end());
   std::vector<Candidate> kept;
   for (Candidate& candidate : candidates) {
     if (instances.count(universe_key(*candidate.pair.universe, candidate.key)) == 0) kept.push_back(std::move(candidate));
@@ -568,13 +558,57 @@ std::vector<Candidate> drop_merged_instances(std::vector<Candidate> candidates) 
 /// common-subgraph forms.
 std::vector<Candidate> prune_common_subgraphs(std::vector<Candidate> candidates, const KeySet& keys,
                                               const EnumerateOptions& options) {
+  std::vector<char> covered(candidates.size(), 0);
+  run_parallel(candidates.size(), options.jobs, [&](std::size_t i) {
+    const Candidate& candidate = candidates[i];
+    const Universe& universe = *candidate.pair.universe;
+    const std::vector<TermPairs> cut = without_common_outputs(universe, candidate.terms);
+    covered[i] = std::any_of(cut.begin(), cut.end(), [&](const TermPairs& terms) { return known(universe, terms, keys); }) ||
+                 common_operator_generalises(candidate, keys, options);
+  });
+  std::vector<Candidate> kept;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (!covered[i]) kept.push_back(std::move(candidates[i]));
+  }
+  return kept;
+}
+
+/// True when no operator sub-term of one output is a sub-term of another: the outputs share no
+/// computation.
+bool independent_outputs(const std::vector<const Term*>& outputs) {
+  std::vector<std::vector<Term>> parts;
+  for (const Term* output : outputs) parts.push_back(operator_subterms(*output));
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    for (std::size_t j = i + 1; j < parts.size(); ++j) {
+      for (const Term& term : parts[i]) {
+        if (std::find(parts[j].begin(), parts[j].end(), term) != parts[j].end()) return false;
+      }
+    }
+  }
+  return true;
+}
+
+/// Drops each candidate of several outputs that is single-output candidates side by side: its
+/// outputs share no computation in source or target, and each output's pair is one of the
+/// candidates (`keys`, before pruning: whatever was pruned, the kept ones make), so rewriting
+/// the outputs one at a time gives its target. At 4 operators most candidates of two outputs are
+/// two unrelated rules over common inputs.
+std::vector<Candidate> drop_side_by_side(std::vector<Candidate> candidates, const KeySet& keys) {
   std::vector<Candidate> kept;
   for (Candidate& candidate : candidates) {
     const Universe& universe = *candidate.pair.universe;
-    const std::vector<TermPairs> cut = without_common_outputs(universe, candidate.terms);
-    if (std::any_of(cut.begin(), cut.end(), [&](const TermPairs& terms) { return known(universe, terms, keys); })) continue;
-    if (common_operator_generalises(candidate, keys, options)) continue;
-    kept.push_back(std::move(candidate));
+    bool side_by_side = candidate.terms.size() > 1;
+    std::vector<const Term*> sources, targets;
+    for (const auto& [source, target] : candidate.terms) {
+      sources.push_back(&source);
+      targets.push_back(&target);
+    }
+    side_by_side = side_by_side && independent_outputs(sources) && independent_outputs(targets);
+    for (std::size_t i = 0; side_by_side && i < candidate.terms.size(); ++i) {
+      const TermPairs one{candidate.terms[i]};
+      side_by_side = one.front().first == one.front().second || known(universe, one, keys);
+    }
+    if (!side_by_side) kept.push_back(std::move(candidate));
   }
   return kept;
 }
@@ -646,13 +680,14 @@ std::vector<rules::Rule> finish(std::vector<Candidate> candidates, StageCounts& 
   counts.renamed = candidates.size();
   KeySet keys;
   for (const Candidate& candidate : candidates) keys.insert(universe_key(*candidate.pair.universe, candidate.key));
-  candidates = drop_merged_instances(std::move(candidates));
+  candidates = drop_merged_instances(std::move(candidates), options.jobs);
   counts.general = candidates.size();
   logger("generate")->info("{} after merging inputs", counts.general);
   candidates = prune_common_subgraphs(std::move(candidates), keys, enumerate_with);
   counts.common_subgraph = candidates.size();
   counts.seconds.pruning = lap(start);
   logger("generate")->info("{} after common subgraphs ({:.1f} s)", counts.common_subgraph, counts.seconds.pruning);
+  candidates = drop_side_by_side(std::move(candidates), keys);
   candidates = drop_implied(std::move(candidates), options.jobs);
   counts.implied = candidates.size();
   counts.seconds.implied = lap(start);

@@ -4,14 +4,13 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <map>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "ir/error.h"
+#include "ir/parallel.h"
 
 namespace graphsub::generate {
 namespace {
@@ -233,21 +232,14 @@ std::vector<Candidate> drop_implied(std::vector<Candidate> candidates, int jobs)
     index.second.seal();
   }
   std::vector<char> drop(candidates.size(), 0);
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i = next++; i < candidates.size(); i = next++) {
-      const Candidate& candidate = candidates[i];
-      const auto& [forward, backward] = indexes.at(candidate.pair.universe->name);
-      drop[i] = std::any_of(candidate.terms.begin(), candidate.terms.end(), [&](const auto& pair) {
-        return forward.reducible(*candidate.pair.universe, pair.second, size_of(candidate));
-      });
-      if (!drop[i] && candidate.terms.size() == 1) drop[i] = implied(candidate, forward, backward);
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int job = 1; job < jobs; ++job) threads.emplace_back(work);
-  work();
-  for (std::thread& thread : threads) thread.join();
+  run_parallel(candidates.size(), jobs, [&](std::size_t i) {
+    const Candidate& candidate = candidates[i];
+    const auto& [forward, backward] = indexes.at(candidate.pair.universe->name);
+    drop[i] = std::any_of(candidate.terms.begin(), candidate.terms.end(), [&](const auto& pair) {
+      return forward.reducible(*candidate.pair.universe, pair.second, size_of(candidate));
+    });
+    if (!drop[i] && candidate.terms.size() == 1) drop[i] = implied(candidate, forward, backward);
+  });
   std::vector<Candidate> kept;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     if (!drop[i]) kept.push_back(std::move(candidates[i]));

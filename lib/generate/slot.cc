@@ -8,6 +8,8 @@ namespace {
 
 using ir::OpKind;
 
+__extension__ typedef unsigned __int128 Wide;  // GCC and Clang
+
 uint64_t mix(uint64_t hash, uint64_t value) {
   hash ^= value + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2);
   return hash * 0xff51afd7ed558ccdULL;
@@ -163,18 +165,19 @@ std::optional<std::vector<Slot>> conv(const OpChoice& op, const Slot& x, const S
     for (int64_t oc = 0; oc < o; ++oc) {
       for (int64_t i = 0; i < h; ++i) {
         for (int64_t j = 0; j < wd; ++j) {
-          uint32_t sum = 0;
+          // Products of residues below 2^32 summed exactly in 128 bits, reduced once.
+          Wide sum = 0;
           for (int64_t ic = 0; ic < c; ++ic) {
             for (int64_t di = 0; di < k; ++di) {
               for (int64_t dj = 0; dj < k; ++dj) {
                 const int64_t ii = i + di - pad, jj = j + dj - pad;
                 if (ii < 0 || ii >= h || jj < 0 || jj >= wd) continue;
-                sum = field.add(sum, field.mul(x.values[((b * c + ic) * h + ii) * wd + jj],
-                                               w.values[((oc * c + ic) * k + di) * k + dj]));
+                sum += uint64_t{x.values[((b * c + ic) * h + ii) * wd + jj]} * w.values[((oc * c + ic) * k + di) * k + dj];
               }
             }
           }
-          out.values[((b * o + oc) * h + i) * wd + j] = op.relu ? relu_stand_in(sum, field) : sum;
+          const auto reduced = static_cast<uint32_t>(sum % field.modulus);
+          out.values[((b * o + oc) * h + i) * wd + j] = op.relu ? relu_stand_in(reduced, field) : reduced;
         }
       }
     }

@@ -127,9 +127,11 @@ uint64_t key_under(const Universe& universe, const TermPairs& pairs, const std::
   return key_of_hashes(hashes);
 }
 
-std::vector<uint64_t> slot_hashes(const Universe& universe, const CompactGraph& graph,
-                                  const std::vector<std::pair<int, int>>& producers, const std::vector<int>* renaming) {
-  std::vector<uint64_t> hashes(producers.size());
+void slot_hashes(const Universe& universe, const CompactGraph& graph, const std::vector<std::pair<int, int>>& producers,
+                 const std::vector<int>* renaming, std::vector<uint64_t>& out) {
+  const std::size_t first = out.size();
+  out.resize(first + producers.size());
+  uint64_t* hashes = out.data() + first;
   for (std::size_t s = 0; s < producers.size(); ++s) {
     const auto [op_index, output] = producers[s];
     if (op_index < 0) {
@@ -142,7 +144,6 @@ std::vector<uint64_t> slot_hashes(const Universe& universe, const CompactGraph& 
     for (int k = 0; k < arity; ++k) args[static_cast<std::size_t>(k)] = hashes[record.inputs[static_cast<std::size_t>(k)]];
     hashes[s] = node_hash(universe, record.choice, output, args, static_cast<std::size_t>(arity));
   }
-  return hashes;
 }
 
 std::vector<std::vector<int>> renamings(const Universe& universe) {

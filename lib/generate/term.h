@@ -49,10 +49,10 @@ uint64_t node_hash(const Universe& universe, int op, int output, std::array<uint
 /// (source, target), in either order of the pairs.
 uint64_t key_under(const Universe& universe, const TermPairs& pairs, const std::vector<int>& renaming);
 
-/// The term_hash of every slot of `graph` (see slot_producers) with input i counted as input
-/// renaming[i] (identity when null), computed node by node without building a term.
-std::vector<uint64_t> slot_hashes(const Universe& universe, const CompactGraph& graph,
-                                  const std::vector<std::pair<int, int>>& producers, const std::vector<int>* renaming = nullptr);
+/// Appends to `out` the term_hash of every slot of `graph` (see slot_producers) with input i
+/// counted as input renaming[i] (identity when null), computed node by node without building a term.
+void slot_hashes(const Universe& universe, const CompactGraph& graph, const std::vector<std::pair<int, int>>& producers,
+                 const std::vector<int>* renaming, std::vector<uint64_t>& out);
 
 /// key_under's key from each mapped pair's source and target term hashes.
 uint64_t key_of_hashes(const std::vector<std::pair<uint64_t, uint64_t>>& pairs);

@@ -2,7 +2,6 @@
 #include "search/optimizer.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <exception>
 #include <functional>
@@ -14,6 +13,7 @@
 
 #include "ir/error.h"
 #include "ir/log.h"
+#include "ir/parallel.h"
 #include "search/exhaustive.h"
 #include "search/sampling.h"
 #include "search/search_state.h"
@@ -31,28 +31,6 @@ constexpr int kSeamRounds = 8;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-/// Runs task(i) for i in [0, count) on up to `threads` threads; rethrows the first failure.
-void run_parallel(std::size_t count, int threads, const std::function<void(std::size_t)>& task) {
-  const std::size_t workers = std::min<std::size_t>(count, static_cast<std::size_t>(std::max(1, threads)));
-  std::atomic<std::size_t> next{0};
-  std::exception_ptr failure;
-  std::atomic<bool> failed{false};
-  auto work = [&] {
-    for (std::size_t i = next++; i < count && !failed; i = next++) {
-      try {
-        task(i);
-      } catch (...) {
-        if (!failed.exchange(true)) failure = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(work);
-  work();
-  for (std::thread& thread : pool) thread.join();
-  if (failure) std::rethrow_exception(failure);
 }
 
 /// The less complete of two stop reasons: a time limit, a budget, a length limit, a natural end.

@@ -2,12 +2,12 @@
 #include "verify/verifier.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <exception>
 #include <optional>
 #include <string>
-#include <thread>
+
+#include "ir/parallel.h"
 
 namespace graphsub::verify {
 namespace {
@@ -64,15 +64,7 @@ RuleVerdict verify_one(const rules::Rule& rule, const VerifyOptions& options) {
 
 std::vector<RuleVerdict> verify_rules(const std::vector<rules::Rule>& rules, const VerifyOptions& options) {
   std::vector<RuleVerdict> verdicts(rules.size());
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i = next++; i < rules.size(); i = next++) verdicts[i] = verify_one(rules[i], options);
-  };
-  const int threads = std::max(1, std::min<int>(options.jobs, static_cast<int>(rules.size())));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& thread : pool) thread.join();
+  run_parallel(rules.size(), options.jobs, [&](std::size_t i) { verdicts[i] = verify_one(rules[i], options); });
   return verdicts;
 }
 
