@@ -76,6 +76,7 @@ void print_counts(const generate::StageCounts& counts, double seconds) {
     line("after merging inputs", counts.general, "   (TASO's renaming, C renamed A)");
     line("after common subgraph", counts.common_subgraph, "   (TASO: 743)");
     line("after implied rules", counts.implied, "");
+    line("  of them side by side", counts.side_by_side, "   (several outputs, each a smaller rule)");
     line("equal on floats: rules", counts.confirmed, "");
     std::printf("  (%llu different on floats, %llu without a small instance)\n",
                 static_cast<unsigned long long>(counts.float_failed), static_cast<unsigned long long>(counts.no_instance));
@@ -94,6 +95,7 @@ nlohmann::json counts_json(const generate::StageCounts& counts, double seconds) 
           {"after_merging_inputs", counts.general},
           {"after_common_subgraph", counts.common_subgraph},
           {"after_implied", counts.implied},
+          {"side_by_side", counts.side_by_side},
           {"rules", counts.confirmed},
           {"float_different", counts.float_failed},
           {"no_instance", counts.no_instance},

@@ -608,7 +608,17 @@ std::vector<Candidate> drop_side_by_side(std::vector<Candidate> candidates, cons
       const TermPairs one{candidate.terms[i]};
       side_by_side = one.front().first == one.front().second || known(universe, one, keys);
     }
-    if (!side_by_side) kept.push_back(std::move(candidate));
+    if (side_by_side) {
+      std::vector<std::string> names;
+      for (const InputSpec& input : universe.inputs) names.push_back(input.name);
+      std::string text;
+      for (const auto& [source, target] : candidate.terms) {
+        text += (text.empty() ? "" : ", ") + to_text(universe, source, names) + " -> " + to_text(universe, target, names);
+      }
+      logger("generate")->debug("side by side: {}", text);
+    } else {
+      kept.push_back(std::move(candidate));
+    }
   }
   return kept;
 }
@@ -687,7 +697,9 @@ std::vector<rules::Rule> finish(std::vector<Candidate> candidates, StageCounts& 
   counts.common_subgraph = candidates.size();
   counts.seconds.pruning = lap(start);
   logger("generate")->info("{} after common subgraphs ({:.1f} s)", counts.common_subgraph, counts.seconds.pruning);
+  const std::size_t before_side_by_side = candidates.size();
   candidates = drop_side_by_side(std::move(candidates), keys);
+  counts.side_by_side = before_side_by_side - candidates.size();
   candidates = drop_implied(std::move(candidates), options.jobs);
   counts.implied = candidates.size();
   counts.seconds.implied = lap(start);

@@ -42,7 +42,8 @@ struct StageCounts {
   uint64_t renamed = 0;         ///< The rest after input tensor renaming.
   uint64_t general = 0;         ///< After dropping those a more general one gives by merging inputs.
   uint64_t common_subgraph = 0; ///< After both common-subgraph forms.
-  uint64_t implied = 0;         ///< After dropping those smaller ones make in one or two rewrites.
+  uint64_t side_by_side = 0;    ///< Dropped as single-output candidates side by side (counted in `implied`).
+  uint64_t implied = 0;         ///< After dropping those smaller ones make: side by side, or in one or two rewrites.
   uint64_t confirmed = 0;       ///< Of those, equal on random float inputs of random shapes: the rules.
   uint64_t float_failed = 0;    ///< Equal fingerprints, but the float check found them different.
   uint64_t no_instance = 0;     ///< No small instance the rewriter applies to: not confirmed.

@@ -95,6 +95,17 @@ TEST_CASE("each pruning stage keeps fewer, and what it drops a kept rule covers"
   CHECK_FALSE(has("add(c, add(mul(a, b), mul(a, b))) -> add(c, mul(a, add(b, b)))"));
 }
 
+TEST_CASE("a candidate of outputs that are smaller rules side by side is dropped", "[generate]") {
+  const GenerateResult result = generate(options_for({"matrix.add", "matrix.transpose"}, 4));
+  // Such as add(add(a, b), c), add(transpose(a), transpose(a)) -> add(a, add(b, c)),
+  // transpose(add(a, a)): two unrelated rewrites over common inputs.
+  CHECK(result.counts.side_by_side > 0);
+  CHECK(result.counts.implied < result.counts.common_subgraph - result.counts.side_by_side);
+  const std::vector<std::string> found = comments(result.rules);
+  CHECK(std::find(found.begin(), found.end(), "add(a, add(b, c)) -> add(add(a, b), c)") != found.end());
+  for (const rules::Rule& rule : result.rules) check_numerically(rule);
+}
+
 TEST_CASE("candidates whose fingerprints agree but floats do not are left out", "[generate]") {
   // On the 3 x 3 matrices the enumeration uses, [a | b] [a; c] and [b | a] [c; a] agree; on
   // other shapes they do not, and the random-shape float check sees it.
