@@ -119,12 +119,28 @@ void skeletons_of(const Universe& universe, const Term& term, std::vector<uint64
 /// a term is tried only against the rewrites whose source has the shape of a prefix of it).
 class RewriteIndex {
  public:
-  void add(const Universe& universe, const Rewrite& rewrite) { buckets_[skeleton(universe, *rewrite.from)].push_back(rewrite); }
+  void add(const Universe& universe, const Rewrite& rewrite) {
+    std::vector<Group>& bucket = buckets_[skeleton(universe, *rewrite.from)];
+    const uint64_t hash = term_hash(universe, *rewrite.from);
+    // The group of an equal source: looked up by hash, its term compared.
+    const auto [first, last] = group_of_.equal_range(hash);
+    for (auto it = first; it != last; ++it) {
+      if (it->second < bucket.size() && *bucket[it->second].from == *rewrite.from) {
+        bucket[it->second].rewrites.push_back(rewrite);
+        return;
+      }
+    }
+    group_of_.emplace(hash, bucket.size());
+    bucket.push_back(Group{rewrite.from, {rewrite}});
+  }
 
-  /// Orders each bucket by size, so a lookup stops at the first rewrite too large.
+  /// Orders each group by size, so a lookup stops at the first rewrite too large.
   void seal() {
     for (auto& [key, bucket] : buckets_) {
-      std::stable_sort(bucket.begin(), bucket.end(), [](const Rewrite& a, const Rewrite& b) { return a.size < b.size; });
+      for (Group& group : bucket) {
+        std::stable_sort(group.rewrites.begin(), group.rewrites.end(),
+                         [](const Rewrite& a, const Rewrite& b) { return a.size < b.size; });
+      }
     }
   }
 
@@ -157,10 +173,14 @@ class RewriteIndex {
     for (uint64_t key : keys) {
       const auto bucket = buckets_.find(key);
       if (bucket == buckets_.end()) continue;
-      for (const Rewrite& rewrite : bucket->second) {
-        if (rewrite.size >= limit) break;
+      for (const Group& group : bucket->second) {
+        if (group.rewrites.front().size >= limit) continue;
         Bindings bound{};
-        if (match(universe, *rewrite.from, term, bound)) found(rewrite, bound);
+        if (!match(universe, *group.from, term, bound)) continue;
+        for (const Rewrite& rewrite : group.rewrites) {
+          if (rewrite.size >= limit) break;
+          found(rewrite, bound);
+        }
       }
     }
   }
@@ -187,7 +207,16 @@ class RewriteIndex {
     return node_hash(universe, term.op, term.output, own, term.args.size());
   }
 
-  std::unordered_map<uint64_t, std::vector<Rewrite>> buckets_;
+  /// The rewrites of one source pattern (one source has a target for each graph of its class),
+  /// matched once.
+  struct Group {
+    const Term* from;
+    std::vector<Rewrite> rewrites;
+  };
+  std::unordered_map<uint64_t, std::vector<Group>> buckets_;
+  /// Each group's index in its bucket, by the term_hash of its source (equal sources have one
+  /// skeleton, so the bucket is the source's own).
+  std::unordered_multimap<uint64_t, std::size_t> group_of_;
 };
 
 std::size_t size_of(const Candidate& candidate) {
