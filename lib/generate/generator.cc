@@ -353,7 +353,14 @@ Checked check_and_generalise(Candidate& candidate, const GenerateOptions& option
   const rules::Rule rule = write_rule(candidate.pair, "gen-" + candidate.pair.universe->name, enumerate);
   Checked checked;
   verify::InstanceOptions fixed;
-  fixed.count = options.float_instances;
+  // A condition on a sum of dims (a matrix product of concatenations: the inner dims agree as
+  // sums) leaves the parts free, and the rule may hold only where the blocks line up, as they do
+  // on the enumeration's square matrices: two random instances rarely draw parts that do not,
+  // six did where verify-rules refuted two such rules of --max-ops 4.
+  const bool sums = std::any_of(rule.conditions.begin(), rule.conditions.end(), [](const rules::Expr& condition) {
+    return rules::to_string(condition).find('+') != std::string::npos;
+  });
+  fixed.count = sums ? options.sum_instances : options.float_instances;
   fixed.attempts = 2000;
   checked.verdict = float_check(rule, fixed);
   if (checked.verdict != FloatVerdict::kEqual) return checked;

@@ -21,6 +21,7 @@ struct GenerateOptions {
   uint64_t seed = 1;             ///< Fingerprint inputs.
   uint32_t modulus = 2147483647; ///< The prime fingerprints are computed modulo.
   int float_instances = 2;       ///< Random-shape instances each candidate is confirmed on.
+  int sum_instances = 6;         ///< Instances for a rule with a condition on a sum of dims.
   int generalise_instances = 6;  ///< Instances each opening of a fixed parameter is checked on.
 };
 
