@@ -66,8 +66,8 @@ bool connected(const Universe& universe, const CompactGraph& graph) {
   return true;
 }
 
-/// One graph of a fingerprint class, evaluated. Slots are compared by their hash of dims and
-/// values (64 bits, trusted as the fingerprints are).
+/// One graph of a fingerprint class, evaluated once its class has two distinct graphs. Slots are
+/// compared by their hash of dims and values (64 bits, trusted as the fingerprints are).
 struct ClassMember {
   CompactGraph graph;
   std::vector<uint64_t> values;  ///< Each slot's Slot::hash.
@@ -93,24 +93,31 @@ uint32_t reads(const Universe& universe, const CompactGraph& graph) {
   return bits;
 }
 
-ClassMember member(const Universe& universe, const CompactGraph& graph, Evaluator& evaluator,
-                   const std::vector<std::vector<int>>& all_renamings) {
+/// A class member with what deduplication needs: its outputs and their terms' hash.
+ClassMember member(const Universe& universe, const CompactGraph& graph) {
   ClassMember result;
   result.graph = graph;
-  for (const Slot& slot : evaluator.evaluate(graph)) result.values.push_back(slot.hash);
   result.outputs = output_slots(universe, graph);
   result.producers = slot_producers(universe, graph);
-  result.renamed.reserve((all_renamings.size() + 1) * result.producers.size());
-  for (const std::vector<int>& renaming : all_renamings) slot_hashes(universe, graph, result.producers, &renaming, result.renamed);
   std::vector<uint64_t> own;
   slot_hashes(universe, graph, result.producers, nullptr, own);
   std::vector<uint64_t> hashes;
   for (int slot : result.outputs) hashes.push_back(own[static_cast<std::size_t>(slot)]);
   std::sort(hashes.begin(), hashes.end());
   for (uint64_t hash : hashes) result.outputs_hash = result.outputs_hash * 0x100000001b3ULL ^ hash;
-  result.reads = reads(universe, graph);
-  result.connected = graph.num_ops > 0 && connected(universe, graph);
   return result;
+}
+
+/// The rest of a member, once its class has two distinct graphs to pair: values, renamed hashes.
+void complete(const Universe& universe, ClassMember& member, Evaluator& evaluator,
+              const std::vector<std::vector<int>>& all_renamings) {
+  for (const Slot& slot : evaluator.evaluate(member.graph)) member.values.push_back(slot.hash);
+  member.renamed.reserve(all_renamings.size() * member.producers.size());
+  for (const std::vector<int>& renaming : all_renamings) {
+    slot_hashes(universe, member.graph, member.producers, &renaming, member.renamed);
+  }
+  member.reads = reads(universe, member.graph);
+  member.connected = member.graph.num_ops > 0 && connected(universe, member.graph);
 }
 
 /// The target's output slot for each source output, by equal values; nullopt when they differ.
@@ -233,11 +240,13 @@ ClassPairs pair_class(const std::shared_ptr<const Universe>& universe, const std
                       const std::vector<std::vector<int>>& all_renamings, ByKey& kept) {
   std::vector<ClassMember> members;
   for (std::size_t i = begin; i < end; ++i) {
-    ClassMember next = member(*universe, graphs[i].graph, evaluator, all_renamings);
+    ClassMember next = member(*universe, graphs[i].graph);
     const bool seen = std::any_of(members.begin(), members.end(), [&](const ClassMember& m) { return m.outputs_hash == next.outputs_hash; });
     if (!seen) members.push_back(std::move(next));
   }
   ClassPairs result;
+  if (members.size() < 2) return result;  // one graph enumerated in several orders
+  for (ClassMember& m : members) complete(*universe, m, evaluator, all_renamings);
   for (const ClassMember& source : members) {
     for (const ClassMember& target : members) {
       if (&source == &target) continue;
