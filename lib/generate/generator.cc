@@ -194,21 +194,15 @@ Pairing make_candidate(const std::shared_ptr<const Universe>& universe, const st
   for (const auto& [s, t] : *outputs) {
     if (common_output(*universe, source, target, s, t)) return Pairing::kCut;
   }
-  uint64_t key = 0;
-  std::size_t least = 0;
   std::vector<std::pair<uint64_t, uint64_t>> hashes(outputs->size());
   const std::size_t source_slots = source.producers.size(), target_slots = target.producers.size();
-  for (std::size_t r = 0; r < all_renamings.size(); ++r) {
+  const auto [key, least] = least_key(all_renamings.size(), [&](std::size_t r) {
     for (std::size_t i = 0; i < outputs->size(); ++i) {
       hashes[i] = {source.renamed[r * source_slots + static_cast<std::size_t>((*outputs)[i].first)],
                    target.renamed[r * target_slots + static_cast<std::size_t>((*outputs)[i].second)]};
     }
-    const uint64_t renamed_key = key_of_hashes(hashes);
-    if (r == 0 || renamed_key < key) {
-      key = renamed_key;
-      least = r;
-    }
-  }
+    return key_of_hashes(hashes);
+  });
   const auto found = kept.find(key);
   if (found != kept.end() &&
       !chosen_over(source.graph, target.graph, found->second.pair.source, found->second.pair.target)) {

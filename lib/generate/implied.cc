@@ -68,10 +68,9 @@ bool match(const Universe& universe, const Term& pattern, const Term& term, Bind
 
 /// term_hash of `pattern` with each input replaced by the term bound to it, without building it.
 uint64_t substituted_hash(const Universe& universe, const Term& pattern, const Bindings& bound) {
-  if (pattern.is_input()) return term_hash(universe, *bound[static_cast<std::size_t>(pattern.input)]);
-  std::array<uint64_t, 2> args{};
-  for (std::size_t k = 0; k < pattern.args.size(); ++k) args[k] = substituted_hash(universe, pattern.args[k], bound);
-  return node_hash(universe, pattern.op, pattern.output, args, pattern.args.size());
+  return hash_with(universe, pattern, [&](const Term& input) {
+    return term_hash(universe, *bound[static_cast<std::size_t>(input.input)]);
+  });
 }
 
 /// The part of a concatenation a split of it on the same axis gives back, or null.
@@ -90,10 +89,7 @@ constexpr uint64_t kAnyTerm = 0x2545f4914f6cdd1dULL;
 /// A pattern's skeleton: its operators, each input a wildcard (term_hash's node hashes, so the
 /// order of commutative arguments does not count).
 uint64_t skeleton(const Universe& universe, const Term& pattern) {
-  if (pattern.is_input()) return kAnyTerm;
-  std::array<uint64_t, 2> args{};
-  for (std::size_t k = 0; k < pattern.args.size(); ++k) args[k] = skeleton(universe, pattern.args[k]);
-  return node_hash(universe, pattern.op, pattern.output, args, pattern.args.size());
+  return hash_with(universe, pattern, [](const Term&) { return kAnyTerm; });
 }
 
 /// The skeletons of every pattern rooted at operator `term` that could match it: each argument

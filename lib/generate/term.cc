@@ -101,11 +101,9 @@ uint64_t node_hash(const Universe& universe, int op, int output, std::array<uint
 }
 
 uint64_t term_hash(const Universe& universe, const Term& term, const std::vector<int>* renaming) {
-  if (term.is_input()) return input_hash(renaming ? (*renaming)[static_cast<std::size_t>(term.input)] : term.input);
-  // Operators take one or two arguments (OpRecord): no allocation here, the hot path of every stage.
-  std::array<uint64_t, 2> args{};
-  for (std::size_t k = 0; k < term.args.size(); ++k) args[k] = term_hash(universe, term.args[k], renaming);
-  return node_hash(universe, term.op, term.output, args, term.args.size());
+  return hash_with(universe, term, [renaming](const Term& input) {
+    return input_hash(renaming ? (*renaming)[static_cast<std::size_t>(input.input)] : input.input);
+  });
 }
 
 uint64_t key_of_hashes(const std::vector<std::pair<uint64_t, uint64_t>>& pairs) {
@@ -156,23 +154,17 @@ std::vector<std::vector<int>> renamings(const Universe& universe) {
 
 uint64_t merged_key(const Universe& universe, const TermPairs& pairs, const std::vector<int>& to,
                     const std::vector<std::vector<int>>& all) {
-  uint64_t least = 0;
   std::vector<int> composed(to.size());
-  for (std::size_t r = 0; r < all.size(); ++r) {
-    for (std::size_t i = 0; i < to.size(); ++i) composed[i] = all[r][static_cast<std::size_t>(to[i])];
-    const uint64_t key = key_under(universe, pairs, composed);
-    if (r == 0 || key < least) least = key;
-  }
-  return least;
+  return least_key(all.size(), [&](std::size_t r) {
+           for (std::size_t i = 0; i < to.size(); ++i) composed[i] = all[r][static_cast<std::size_t>(to[i])];
+           return key_under(universe, pairs, composed);
+         }).first;
 }
 
 std::pair<uint64_t, std::vector<int>> canonical_key(const Universe& universe, const TermPairs& pairs) {
-  std::pair<uint64_t, std::vector<int>> best;
-  for (const std::vector<int>& renaming : renamings(universe)) {
-    const uint64_t key = key_under(universe, pairs, renaming);
-    if (best.second.empty() || key < best.first) best = {key, renaming};
-  }
-  return best;
+  std::vector<std::vector<int>> all = renamings(universe);
+  const auto [key, r] = least_key(all.size(), [&](std::size_t i) { return key_under(universe, pairs, all[i]); });
+  return {key, std::move(all[r])};
 }
 
 Term normalise(const Universe& universe, Term term) {

@@ -45,6 +45,28 @@ uint64_t term_hash(const Universe& universe, const Term& term, const std::vector
 uint64_t input_hash(int input);
 uint64_t node_hash(const Universe& universe, int op, int output, std::array<uint64_t, 2> args, std::size_t count);
 
+/// term_hash's recursion with each input sub-term hashed by `leaf`: term_hash itself (an input's
+/// renamed index), a pattern with its inputs bound to terms, a pattern's skeleton (any input alike).
+template <class Leaf>
+uint64_t hash_with(const Universe& universe, const Term& term, const Leaf& leaf) {
+  if (term.is_input()) return leaf(term);
+  // Operators take one or two arguments (OpRecord): no allocation here, the hot path of every stage.
+  std::array<uint64_t, 2> args{};
+  for (std::size_t k = 0; k < term.args.size(); ++k) args[k] = hash_with(universe, term.args[k], leaf);
+  return node_hash(universe, term.op, term.output, args, term.args.size());
+}
+
+/// The least of key(r) for r in [0, count), and the first r giving it: a key under every renaming.
+template <class Key>
+std::pair<uint64_t, std::size_t> least_key(std::size_t count, const Key& key) {
+  std::pair<uint64_t, std::size_t> least{0, 0};
+  for (std::size_t r = 0; r < count; ++r) {
+    const uint64_t value = key(r);
+    if (r == 0 || value < least.first) least = {value, r};
+  }
+  return least;
+}
+
 /// The substitution's key with the inputs renamed by `renaming`: a hash of its mapped pairs
 /// (source, target), in either order of the pairs.
 uint64_t key_under(const Universe& universe, const TermPairs& pairs, const std::vector<int>& renaming);
