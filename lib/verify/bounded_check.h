@@ -19,6 +19,9 @@ enum class BoundedVerdict {
 
 /// Limits of the bounded check.
 struct BoundedOptions {
+  BoundedOptions() { instances.solve_dims = true; }
+  /// With solved dims: a rule whose conditions equate sums of dims is checked where the parts
+  /// do not line up too (instance_generator.h), and refuted there when it holds only where they do.
   InstanceOptions instances;
   unsigned timeout_ms = 10000;  ///< Per Z3 query.
 };

@@ -17,6 +17,7 @@
 #include "rewrite/expr_eval.h"
 #include "rewrite/matcher.h"
 #include "rewrite/rewriter.h"
+#include "verify/instance_dims.h"
 #include "verify/instance_shapes.h"
 
 namespace graphsub::verify {
@@ -39,6 +40,7 @@ struct SourcePlan {
   std::set<std::string> weights;         ///< `weight(x)`: a weight of random data.
   std::map<std::string, double> fills;   ///< `value(x) == V`: a constant, V in every element.
   std::set<std::string> whole_lists;     ///< Lists that are all of a node's inputs or outputs.
+  DimEquations equations;                ///< The conditions' equalities of dims.
 };
 
 // ---- Reading the rule.
@@ -136,6 +138,7 @@ void read_ranks(const std::vector<PatternNode>& source, SourcePlan& plan) {
 SourcePlan plan_source(const rules::Rule& rule) {
   SourcePlan plan;
   plan.order = dependency_order(rule.source);
+  plan.equations = DimEquations(rule);
   for (const Expr& condition : rule.conditions) read_condition(condition, plan);
   read_ranks(rule.source, plan);
   for (const PatternNode& node : rule.source) {
@@ -185,11 +188,22 @@ std::string constant_text(const ir::Tensor& tensor) {
 /// One random candidate: the source drawn and built as a graph, then matched and rewritten.
 class Attempt {
  public:
-  Attempt(const rules::Rule& rule, const SourcePlan& plan, const DrawSettings& settings, int64_t max_elements)
-      : rule_(rule), plan_(plan), settings_(settings), max_elements_(max_elements), nodes_(rule.source.size(), -1) {}
+  Attempt(const rules::Rule& rule, const SourcePlan& plan, const DrawSettings& settings, const InstanceOptions& options)
+      : rule_(rule),
+        plan_(plan),
+        settings_(settings),
+        max_elements_(options.max_elements),
+        max_dim_(options.max_dim),
+        nodes_(rule.source.size(), -1) {}
 
-  /// Builds the source graph; returns why it could not, or an empty string.
-  std::string build() {
+  /// Builds the source graph, the inputs' dims drawn from the conditions' equalities first when
+  /// `solve_dims`; returns why it could not, or an empty string.
+  std::string build(bool solve_dims) {
+    if (solve_dims) {
+      std::optional<std::map<std::string, std::vector<int64_t>>> dims = plan_.equations.draw(plan_.ranks, settings_, max_dim_);
+      if (!dims) return "no positive dims solve the sums of the conditions";
+      solved_dims_ = std::move(*dims);
+    }
     draw_list_lengths();
     for (std::size_t index : plan_.order) {
       const PatternNode& pattern = rule_.source[index];
@@ -318,9 +332,13 @@ class Attempt {
 
   InputDraw input_draw(const Key& key) const {
     InputDraw input;
-    if (const auto it = ids_.find(key.key); it != ids_.end()) input.type = graph_.value(it->second).type;
     if (const auto rank = plan_.ranks.find(key.name); rank != plan_.ranks.end()) input.rank = rank->second;
     input.size_one = plan_.size_one.count(key.name) > 0;
+    if (const auto it = ids_.find(key.key); it != ids_.end()) {
+      input.type = graph_.value(it->second).type;
+    } else if (const auto solved = solved_dims_.find(key.key); solved != solved_dims_.end() && !input.size_one) {
+      input.type = ir::TensorType{ir::DataType::kFloat, ir::Shape::of(solved->second)};
+    }
     return input;
   }
 
@@ -459,9 +477,11 @@ class Attempt {
   const SourcePlan& plan_;
   const DrawSettings& settings_;
   const int64_t max_elements_;
+  const int64_t max_dim_;
   ir::Graph graph_;
   std::vector<ir::NodeId> nodes_;  ///< The graph node of each source node.
   std::map<std::string, std::size_t> list_lengths_;
+  std::map<std::string, std::vector<int64_t>> solved_dims_;  ///< Pattern inputs' dims drawn from the equalities.
   std::map<std::string, ir::ValueId> ids_;  ///< Pattern names and list elements (`pre.0`) → values.
   std::map<std::string, std::vector<ir::ValueId>> lists_;
   std::map<std::string, ir::AttrValue> variables_;
@@ -471,6 +491,9 @@ class Attempt {
 };
 
 // ---- The search.
+
+/// Attempts in a row that find no new instance after which a search with solved dims stops.
+constexpr int kSolvedPatience = 200;
 
 /// One attempt's shared choices: its dim limit (often below max_dim, which makes agreeing
 /// shapes likelier), default rank and usual dims.
@@ -513,8 +536,9 @@ std::optional<Instance> failure(Reasons& reasons, Stage stage, const std::string
 
 /// Builds, matches and rewrites one candidate; nullopt for a candidate seen before or one that
 /// failed (with the reason added to `reasons`).
-std::optional<Instance> try_candidate(Attempt& attempt, std::set<std::string>& seen, Reasons& reasons) {
-  std::string reason = attempt.build();
+std::optional<Instance> try_candidate(Attempt& attempt, bool solve_dims, std::set<std::string>& seen,
+                                      Reasons& reasons) {
+  std::string reason = attempt.build(solve_dims);
   if (!reason.empty()) return failure(reasons, Stage::kBuild, reason);
   std::string description = attempt.describe();
   if (!seen.insert(description).second) return std::nullopt;
@@ -535,11 +559,19 @@ std::vector<Instance> make_instances(const rules::Rule& rule, const InstanceOpti
   Reasons reasons;
   const bool acyclic = plan.order.size() == rule.source.size();
   if (!acyclic) reasons.add(Stage::kBuild, "the source pattern has a cycle");
-  for (int attempt = 0; acyclic && attempt < options.attempts && static_cast<int>(instances.size()) < options.count;
+  const bool solve_dims = options.solve_dims && plan.equations.has_sums();
+  // Solved dims are drawn uniformly from a space that may hold fewer instances than wanted (a
+  // rule whose equalities leave one square size has three): a long run of attempts that finds
+  // nothing new ends the search there.
+  const int patience = solve_dims ? kSolvedPatience : options.attempts;
+  int fruitless = 0;  // attempts since the last new instance
+  for (int attempt = 0; acyclic && attempt < options.attempts && fruitless < patience &&
+                        static_cast<int>(instances.size()) < options.count;
        ++attempt) {
     const DrawSettings settings = draw_settings(rng, options.max_dim);
-    Attempt candidate(rule, plan, settings, options.max_elements);
-    std::optional<Instance> instance = try_candidate(candidate, seen, reasons);
+    Attempt candidate(rule, plan, settings, options);
+    std::optional<Instance> instance = try_candidate(candidate, solve_dims, seen, reasons);
+    fruitless = instance ? 0 : fruitless + 1;
     if (instance) instances.push_back(std::move(*instance));
   }
   if (instances.empty() && why_none) {

@@ -38,6 +38,12 @@ struct InstanceOptions {
   int64_t max_dim = 3;    ///< Dims are drawn from 1..max_dim (kernels 1 and 3).
   /// Candidates with a larger tensor are dropped: every element becomes a Z3 term.
   int64_t max_elements = 256;
+  /// For a rule whose conditions equate sums of dims, every attempt draws the pattern inputs'
+  /// dims from the linear equalities of its conditions (`DimEquations`) before the nodes: parts
+  /// whose sums must agree are rarely drawn so op by op, and where they are, they mostly line up
+  /// (a product of concatenations whose blocks do not line up is where such a rule fails). The
+  /// bounded check and the generator's float check set it; it changes nothing for other rules.
+  bool solve_dims = false;
 };
 
 /// Up to `options.count` distinct instances of `rule`, found by drawing small random shapes and

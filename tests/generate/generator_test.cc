@@ -121,23 +121,21 @@ TEST_CASE("candidates whose fingerprints agree but floats do not are left out", 
   for (const rules::Rule& rule : collided.rules) check_numerically(rule);
 }
 
-TEST_CASE("a rule that holds only where concatenated blocks line up is checked on enough shapes", "[generate]") {
+TEST_CASE("a rule that holds only where concatenated blocks line up is left out", "[generate]") {
   // A product of concatenations whose inner dims agree as a sum (the 2 x cols(a) columns of the
   // left against the rows(b) + rows(a) rows of the right) holds with its blocks reordered on the
-  // enumeration's 3 x 3 matrices only, where the blocks line up. Two random instances did not
-  // draw shapes that break it (verify-rules refuted the rule); six do.
+  // enumeration's 3 x 3 matrices only, where the blocks line up. Random instances drawn op by op
+  // did not break it (verify-rules refuted the rule); instances whose dims are solved from the
+  // rule's conditions do, even two of them.
   const std::string wrong =
       "matmul(concat1(concat0(a, concat0(b, a)), concat0(a, concat0(b, a))), concat0(b, a)) -> "
       "matmul(concat1(concat0(concat0(a, b), a), concat0(concat0(a, b), a)), concat0(a, b))";
   GenerateOptions options = options_for({"matrix.matmul", "matrix.concat0", "matrix.concat1"}, 4);
   options.jobs = 2;
   options.sum_instances = options.float_instances;
-  const GenerateResult few = generate(options);
-  CHECK(find_rule(few.rules, wrong) != nullptr);
-  options.sum_instances = 6;
-  const GenerateResult enough = generate(options);
-  CHECK(find_rule(enough.rules, wrong) == nullptr);
-  CHECK(enough.counts.float_failed > few.counts.float_failed);
+  const GenerateResult result = generate(options);
+  CHECK(find_rule(result.rules, wrong) == nullptr);
+  CHECK(result.counts.float_failed > 0);
 }
 
 TEST_CASE("shards merged give the rules of one run, and jobs do not change them", "[generate]") {
