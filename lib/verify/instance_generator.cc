@@ -302,7 +302,12 @@ class Attempt {
 
   std::vector<Key> keys_of(const std::vector<std::string>& names) const {
     std::vector<Key> keys;
+    keys.reserve(names.size());
     for (const std::string& name : names) {
+      if (!rules::is_list_name(name)) {
+        keys.push_back(Key{name, name});
+        continue;
+      }
       for (Key& key : keys_of(name)) keys.push_back(std::move(key));
     }
     return keys;
