@@ -13,16 +13,6 @@ namespace {
 
 using rules::Expr;
 
-/// A free dim for `axis`, drawn as the proposers draw one (instance_shapes.cc): three times in
-/// four the attempt's usual size there, else any size up to the attempt's limit.
-int64_t free_dim(const DrawSettings& settings, int64_t axis) {
-  const auto position = static_cast<std::size_t>(axis);
-  if (position < settings.usual_dims.size() && std::bernoulli_distribution(0.75)(*settings.rng)) {
-    return settings.usual_dims[position];
-  }
-  return std::uniform_int_distribution<int64_t>(1, settings.dim_limit)(*settings.rng);
-}
-
 /// Classes of dims joined by `a == b`, as indices to their representative.
 class Classes {
  public:
@@ -43,25 +33,16 @@ class Classes {
 
 bool is_unit(int64_t coefficient) { return std::abs(coefficient) == 1; }
 
-/// The classes of `count` dims that the equations of two dims (`a == b`) join.
-Classes equal_classes(const std::vector<DimEquations::Equation>& equations, std::size_t count) {
-  Classes classes(count);
-  for (const DimEquations::Equation& equation : equations) {
-    const auto first = equation.terms.begin();
-    if (equation.terms.size() == 2 && equation.constant == 0 && first->second == -std::next(first)->second &&
-        is_unit(first->second)) {
-      classes.join(first->first, std::next(first)->first);
-    }
-  }
-  return classes;
+/// `a == b`: an equality of two dims, which joins their classes.
+bool is_equality(const DimEquations::Equation& equation) {
+  const auto first = equation.terms.begin();
+  return equation.terms.size() == 2 && equation.constant == 0 && first->second == -std::next(first)->second &&
+         is_unit(first->second);
 }
 
-/// The equation's coefficients by class (zero ones left out).
-std::map<std::size_t, int64_t> by_class(const DimEquations::Equation& equation, Classes& classes) {
-  std::map<std::size_t, int64_t> terms;
-  for (const auto& [index, coefficient] : equation.terms) terms[classes.find(index)] += coefficient;
-  for (auto it = terms.begin(); it != terms.end();) it = it->second == 0 ? terms.erase(it) : std::next(it);
-  return terms;
+/// `a == 5`: a dim fixed to an integer.
+bool is_fixing(const DimEquations::Equation& equation) {
+  return equation.terms.size() == 1 && is_unit(equation.terms.begin()->second);
 }
 
 }  // namespace
@@ -156,6 +137,7 @@ void DimEquations::add_kernel(const rules::Rule& rule, const rules::PatternNode&
 }
 
 DimEquations::DimEquations(const rules::Rule& rule) {
+  std::set<std::size_t> summed;  // the dims of conditions that sum more than two dims
   for (const Expr& condition : rule.conditions) {
     if (condition.kind != Expr::Kind::kBinary || condition.text != "==") continue;
     std::optional<Equation> equation = linear(condition.operands[0], 1);
@@ -166,7 +148,7 @@ DimEquations::DimEquations(const rules::Rule& rule) {
     if (equation->terms.size() + rhs->terms.size() > 2) {
       has_sums_ = true;
       for (const Equation* side : {static_cast<const Equation*>(&*equation), &*rhs}) {
-        for (const auto& term : side->terms) summed_.insert(term.first);
+        for (const auto& term : side->terms) summed.insert(term.first);
       }
     }
     for (const auto& [index, coefficient] : rhs->terms) equation->terms[index] += coefficient;
@@ -176,57 +158,73 @@ DimEquations::DimEquations(const rules::Rule& rule) {
   for (const rules::PatternNode& node : rule.source) {
     if (node.op == ir::OpKind::kConv) add_kernel(rule, node);
   }
+  settle(summed);
+}
+
+/// Equalities of two dims join classes; a dim equal to an integer fixes its class; every other
+/// equation is kept over classes (terms that cancel left out), to be solved per draw.
+void DimEquations::settle(const std::set<std::size_t>& summed) {
+  Classes classes(dims_.size());
+  for (const Equation& equation : equations_) {
+    if (is_equality(equation)) classes.join(equation.terms.begin()->first, std::next(equation.terms.begin())->first);
+  }
+  for (std::size_t index = 0; index < dims_.size(); ++index) class_of_.push_back(classes.find(index));
+  fixed_.assign(dims_.size(), std::nullopt);
+  summed_.assign(dims_.size(), 0);
+  for (std::size_t index : summed) summed_[class_of_[index]] = 1;
+  for (const Equation& equation : equations_) {
+    if (is_equality(equation)) continue;
+    if (is_fixing(equation)) {
+      const auto [index, coefficient] = *equation.terms.begin();
+      const int64_t value = -equation.constant * coefficient;
+      std::optional<int64_t>& slot = fixed_[class_of_[index]];
+      solvable_ = solvable_ && value >= 1 && !(slot && *slot != value);
+      slot = value;
+      continue;
+    }
+    Equation sum{{}, equation.constant};
+    for (const auto& [index, coefficient] : equation.terms) sum.terms[class_of_[index]] += coefficient;
+    for (auto it = sum.terms.begin(); it != sum.terms.end();) it = it->second == 0 ? sum.terms.erase(it) : std::next(it);
+    sums_.push_back(std::move(sum));
+  }
 }
 
 std::optional<std::map<std::string, std::vector<int64_t>>> DimEquations::draw(
     const std::map<std::string, int64_t>& ranks, const DrawSettings& settings, int64_t max_dim) const {
-  // Equalities of two dims join classes; a dim equal to an integer fixes its class.
-  Classes classes = equal_classes(equations_, dims_.size());
-  std::vector<std::optional<int64_t>> fixed(dims_.size());
-  for (const Equation& equation : equations_) {
-    const auto [index, coefficient] = *equation.terms.begin();
-    if (equation.terms.size() != 1 || !is_unit(coefficient)) continue;
-    const int64_t value = -equation.constant * coefficient;
-    std::optional<int64_t>& slot = fixed[classes.find(index)];
-    if (value < 1 || (slot && *slot != value)) return std::nullopt;
-    slot = value;
-  }
-  // A class in a sum is drawn from all sizes up to `max_dim`, not the attempt's usual ones:
-  // parts that differ while their sums agree are what such a rule must be checked on.
-  std::vector<char> summed(dims_.size(), 0);
-  for (std::size_t index : summed_) summed[classes.find(index)] = 1;
+  if (!solvable_) return std::nullopt;
+  // Each class drawn once; a class in a sum from all sizes up to `max_dim`, not the attempt's
+  // usual ones: parts that differ while their sums agree are what such a rule must be checked on.
   std::vector<int64_t> values(dims_.size(), 0);
   std::vector<char> pinned(dims_.size(), 0);
   for (std::size_t index = 0; index < dims_.size(); ++index) {
-    if (classes.find(index) != index) continue;
-    if (fixed[index]) {
-      values[index] = *fixed[index];
+    if (class_of_[index] != index) continue;
+    if (fixed_[index]) {
+      values[index] = *fixed_[index];
       pinned[index] = 1;
     } else {
-      values[index] = summed[index] ? std::uniform_int_distribution<int64_t>(1, max_dim)(*settings.rng)
-                                    : free_dim(settings, dims_[index].axis);
+      values[index] = summed_[index] ? std::uniform_int_distribution<int64_t>(1, max_dim)(*settings.rng)
+                                     : draw_free_dim(settings, static_cast<std::size_t>(dims_[index].axis));
     }
   }
-  // Every other equation (a sum) solved for its last class not pinned by an equation before.
+  // Each sum solved for its last class not pinned by an equation before.
   const int64_t most = 2 * max_dim;
-  for (const Equation& equation : equations_) {
-    const std::map<std::size_t, int64_t> terms = by_class(equation, classes);
+  for (const Equation& sum : sums_) {
     std::optional<std::size_t> solved;
-    for (const auto& [root, coefficient] : terms) {
+    for (const auto& [root, coefficient] : sum.terms) {
       if (is_unit(coefficient) && !pinned[root]) solved = root;
     }
-    int64_t rest = equation.constant;
-    for (const auto& [root, coefficient] : terms) {
+    int64_t rest = sum.constant;
+    for (const auto& [root, coefficient] : sum.terms) {
       if (root != solved) rest += coefficient * values[root];
     }
     if (solved) {
-      const int64_t value = -rest * terms.at(*solved);
+      const int64_t value = -rest * sum.terms.at(*solved);
       if (value < 1 || value > most) return std::nullopt;
       values[*solved] = value;
     } else if (rest != 0) {
       return std::nullopt;
     }
-    for (const auto& term : terms) pinned[term.first] = 1;
+    for (const auto& term : sum.terms) pinned[term.first] = 1;
   }
   std::map<std::string, std::vector<int64_t>> drawn;
   for (const auto& [value, rank] : ranks) {
@@ -234,7 +232,8 @@ std::optional<std::map<std::string, std::vector<int64_t>>> DimEquations::draw(
     std::vector<int64_t>& dims = drawn[value];
     for (int64_t axis = 0; axis < rank; ++axis) {
       const auto it = indices_.find(Dim{value, axis});
-      dims.push_back(it != indices_.end() ? values[classes.find(it->second)] : free_dim(settings, axis));
+      dims.push_back(it != indices_.end() ? values[class_of_[it->second]]
+                                          : draw_free_dim(settings, static_cast<std::size_t>(axis)));
     }
   }
   return drawn;

@@ -59,13 +59,19 @@ class DimEquations {
   std::optional<Equation> linear(const rules::Expr& expr, int64_t sign);
   void add(Equation equation);
   void add_kernel(const rules::Rule& rule, const rules::PatternNode& conv);
+  void settle(const std::set<std::size_t>& summed);
 
   std::vector<Dim> dims_;
   std::map<Dim, std::size_t> indices_;
-  std::vector<Equation> equations_;
-  std::set<std::string> named_;  ///< The values the equations read name.
-  std::set<std::size_t> summed_;  ///< The dims of conditions that sum more than two dims.
+  std::vector<Equation> equations_;  ///< As read; `settle` derives what `draw` uses.
+  std::set<std::string> named_;      ///< The values the equations read name.
   bool has_sums_ = false;
+  // What every draw shares, from `settle`:
+  std::vector<std::size_t> class_of_;          ///< Each dim's class (its least equal dim).
+  std::vector<std::optional<int64_t>> fixed_;  ///< By class: the integer an equation fixes it to.
+  std::vector<char> summed_;                   ///< By class: in a sum of more than two dims.
+  std::vector<Equation> sums_;                 ///< The other equations, over classes, in order.
+  bool solvable_ = true;                       ///< False when the fixed integers contradict.
 };
 
 }  // namespace graphsub::verify

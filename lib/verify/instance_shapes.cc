@@ -10,6 +10,14 @@
 #include "ops/registry.h"
 
 namespace graphsub::verify {
+
+int64_t draw_free_dim(const DrawSettings& settings, std::size_t axis) {
+  if (axis < settings.usual_dims.size() && std::bernoulli_distribution(0.75)(*settings.rng)) {
+    return settings.usual_dims[axis];
+  }
+  return std::uniform_int_distribution<int64_t>(1, settings.dim_limit)(*settings.rng);
+}
+
 namespace {
 
 using Dims = std::vector<int64_t>;
@@ -29,12 +37,7 @@ T one_of(const NodeDraw& draw, const std::vector<T>& choices) {
   return choices[static_cast<std::size_t>(uniform(draw, 0, static_cast<int64_t>(choices.size()) - 1))];
 }
 
-/// A dim for `axis`: most often the attempt's usual size there, so free tensors tend to agree.
-int64_t draw_dim(const NodeDraw& draw, std::size_t axis) {
-  const DrawSettings& settings = draw.settings;
-  if (axis < settings.usual_dims.size() && chance(draw, 0.75)) return settings.usual_dims[axis];
-  return uniform(draw, 1, settings.dim_limit);
-}
+int64_t draw_dim(const NodeDraw& draw, std::size_t axis) { return draw_free_dim(draw.settings, axis); }
 
 Dims draw_dims(const NodeDraw& draw, int64_t rank) {
   Dims dims;

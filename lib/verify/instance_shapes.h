@@ -24,6 +24,10 @@ struct DrawSettings {
   std::vector<int64_t> usual_dims;  ///< Per axis, the size a drawn dim takes three times in four.
 };
 
+/// A dim for `axis` that nothing constrains: three times in four the attempt's usual size there
+/// (so free tensors tend to agree), else any size up to the attempt's limit.
+int64_t draw_free_dim(const DrawSettings& settings, std::size_t axis);
+
 /// One input of a node being drawn: known when an earlier node or use built it, else free.
 struct InputDraw {
   std::optional<ir::TensorType> type;  ///< Nullopt for a free pattern input: the proposer gives it a type.
