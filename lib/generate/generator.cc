@@ -185,7 +185,8 @@ enum class Pairing { kNone, kCut, kCandidate };
 
 /// Pairs `source -> target`: kNone when no rule can be written of it, kCut when a common output
 /// makes a smaller candidate cover it. A candidate's key (the least over the renamings) comes
-/// from the members' slot hashes; its terms are built only when it is kept for its key.
+/// from the members' slot hashes; its terms are built after pairing (with_terms), for the
+/// candidate each key keeps.
 Pairing make_candidate(const std::shared_ptr<const Universe>& universe, const std::vector<std::vector<int>>& all_renamings,
                        const ClassMember& source, const ClassMember& target, ByKey& kept) {
   if (source.graph.num_ops == 0 || !source.connected) return Pairing::kNone;
@@ -209,11 +210,7 @@ Pairing make_candidate(const std::shared_ptr<const Universe>& universe, const st
       !chosen_over(source.graph, target.graph, found->second.pair.source, found->second.pair.target)) {
     return Pairing::kCandidate;
   }
-  Candidate candidate;
-  for (const auto& [s, t] : *outputs) {
-    candidate.terms.emplace_back(normalise(*universe, term_of(*universe, source.graph, s)),
-                                 normalise(*universe, term_of(*universe, target.graph, t)));
-  }
+  Candidate candidate;  // its terms are built once pairing is done, for the candidates kept
   candidate.key = key;
   candidate.pair = GraphPair{universe, source.graph, target.graph, std::move(*outputs), all_renamings[least]};
   if (found != kept.end()) {
@@ -222,6 +219,16 @@ Pairing make_candidate(const std::shared_ptr<const Universe>& universe, const st
     kept.emplace(key, std::move(candidate));
   }
   return Pairing::kCandidate;
+}
+
+/// Builds the candidate's terms from its graphs (pairing keeps a candidate per key without them:
+/// most are replaced by a smaller pair of the same key before pairing ends).
+void with_terms(Candidate& candidate) {
+  const Universe& universe = *candidate.pair.universe;
+  for (const auto& [s, t] : candidate.pair.outputs) {
+    candidate.terms.emplace_back(normalise(universe, term_of(universe, candidate.pair.source, s)),
+                                 normalise(universe, term_of(universe, candidate.pair.target, t)));
+  }
 }
 
 /// How many ordered pairs of one class a rule can be written of, cut ones included.
@@ -295,6 +302,7 @@ void pair_classes(const std::shared_ptr<const Universe>& universe, const std::ve
   for (auto& [key, candidate] : kept[0]) out.push_back(std::move(candidate));
   std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
             [](const Candidate& a, const Candidate& b) { return a.key < b.key; });
+  run_parallel(out.size() - first, options.jobs, [&](std::size_t i) { with_terms(out[first + i]); });
 }
 
 /// Sorts by key and keeps one of each key (chosen_over), as pairing did within a run: shards
@@ -780,12 +788,8 @@ std::vector<Candidate> read_candidates(const std::string& text, const std::strin
       candidate.pair = GraphPair{found->second, graph_from_json(entry.at("source")), graph_from_json(entry.at("target")),
                                  entry.at("outputs").get<std::vector<std::pair<int, int>>>(),
                                  entry.at("renaming").get<std::vector<int>>()};
-      const Universe& universe = *found->second;
-      for (const auto& [s, t] : candidate.pair.outputs) {
-        candidate.terms.emplace_back(normalise(universe, term_of(universe, candidate.pair.source, s)),
-                                     normalise(universe, term_of(universe, candidate.pair.target, t)));
-      }
-      candidate.key = canonical_key(universe, candidate.terms).first;
+      with_terms(candidate);
+      candidate.key = canonical_key(*found->second, candidate.terms).first;
       candidates.push_back(std::move(candidate));
     }
     return candidates;

@@ -66,11 +66,20 @@ bool match(const Universe& universe, const Term& pattern, const Term& term, Bind
   return match_args(universe, pattern, term, bound);
 }
 
-/// term_hash of `pattern` with each input replaced by the term bound to it, without building it.
-uint64_t substituted_hash(const Universe& universe, const Term& pattern, const Bindings& bound) {
-  return hash_with(universe, pattern, [&](const Term& input) {
-    return term_hash(universe, *bound[static_cast<std::size_t>(input.input)]);
-  });
+/// The term_hash of each sub-term of the term being rewritten, by address (a term of four
+/// operators has at most nine sub-terms: a list is the fastest map).
+using SubtermHashes = std::vector<std::pair<const Term*, uint64_t>>;
+
+uint64_t remember(SubtermHashes& hashes, const Term& term, uint64_t hash) {
+  hashes.emplace_back(&term, hash);
+  return hash;
+}
+
+uint64_t hash_of(const SubtermHashes& hashes, const Term& term) {
+  for (const auto& [known, hash] : hashes) {
+    if (known == &term) return hash;
+  }
+  throw Error("implied: a bound term outside the term rewritten");
 }
 
 /// The part of a concatenation a split of it on the same axis gives back, or null.
@@ -154,7 +163,8 @@ class RewriteIndex {
   /// The hash of every term one rewrite smaller than `limit` makes of `term`, at any position.
   void step(const Universe& universe, const Term& term, std::size_t limit, std::unordered_set<uint64_t>& out) const {
     std::vector<uint64_t> made;
-    rewrite_anywhere(universe, term, limit, made);
+    SubtermHashes hashes;
+    rewrite_anywhere(universe, term, limit, made, hashes);
     out.insert(made.begin(), made.end());
   }
 
@@ -183,24 +193,33 @@ class RewriteIndex {
 
   /// Appends the hash of each term one rewrite makes of `term` to `made`, and returns `term`'s
   /// own hash: a rewrite below the root changes only the hashes of the nodes above it, so the
-  /// results are hashed from their parts, never built.
-  uint64_t rewrite_anywhere(const Universe& universe, const Term& term, std::size_t limit, std::vector<uint64_t>& made) const {
-    if (term.is_input()) return input_hash(term.input);
-    // The smallest rule of all, split(concat(a, b)) -> a, b, has two outputs: applied here.
-    if (const Term* part = split_of_concat(universe, term)) made.push_back(term_hash(universe, *part));
-    visit(universe, term, limit,
-          [&](const Rewrite& rewrite, const Bindings& bound) { made.push_back(substituted_hash(universe, *rewrite.to, bound)); });
+  /// results are hashed from their parts, never built. The arguments go first, so every sub-term
+  /// a rewrite at `term` binds has its hash in `hashes` (the sub-terms' hashes, by address).
+  uint64_t rewrite_anywhere(const Universe& universe, const Term& term, std::size_t limit, std::vector<uint64_t>& made,
+                            SubtermHashes& hashes) const {
+    if (term.is_input()) return remember(hashes, term, input_hash(term.input));
     std::array<uint64_t, 2> own{};
-    std::array<std::vector<uint64_t>, 2> inner;
-    for (std::size_t k = 0; k < term.args.size(); ++k) own[k] = rewrite_anywhere(universe, term.args[k], limit, inner[k]);
+    std::array<std::size_t, 3> ends{made.size(), 0, 0};
     for (std::size_t k = 0; k < term.args.size(); ++k) {
-      for (uint64_t result : inner[k]) {
+      own[k] = rewrite_anywhere(universe, term.args[k], limit, made, hashes);
+      ends[k + 1] = made.size();
+    }
+    // Each result of an argument, in place: this node over it and the other argument as it is.
+    for (std::size_t k = 0; k < term.args.size(); ++k) {
+      for (std::size_t i = ends[k]; i < ends[k + 1]; ++i) {
         std::array<uint64_t, 2> args = own;
-        args[k] = result;
-        made.push_back(node_hash(universe, term.op, term.output, args, term.args.size()));
+        args[k] = made[i];
+        made[i] = node_hash(universe, term.op, term.output, args, term.args.size());
       }
     }
-    return node_hash(universe, term.op, term.output, own, term.args.size());
+    // The smallest rule of all, split(concat(a, b)) -> a, b, has two outputs: applied here.
+    if (const Term* part = split_of_concat(universe, term)) made.push_back(hash_of(hashes, *part));
+    visit(universe, term, limit, [&](const Rewrite& rewrite, const Bindings& bound) {
+      made.push_back(hash_with(universe, *rewrite.to, [&](const Term& input) {
+        return hash_of(hashes, *bound[static_cast<std::size_t>(input.input)]);
+      }));
+    });
+    return remember(hashes, term, node_hash(universe, term.op, term.output, own, term.args.size()));
   }
 
   /// The rewrites of one source pattern (one source has a target for each graph of its class),
