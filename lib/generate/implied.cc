@@ -70,7 +70,16 @@ bool match(const Universe& universe, const Term& pattern, const Term& term, Bind
 /// operators has at most nine sub-terms: a list is the fastest map).
 using SubtermHashes = std::vector<std::pair<const Term*, uint64_t>>;
 
-uint64_t remember(SubtermHashes& hashes, const Term& term, uint64_t hash) {
+/// Fills `hashes` with every sub-term of `term`, and returns term_hash(term).
+uint64_t hash_subterms(const Universe& universe, const Term& term, SubtermHashes& hashes) {
+  uint64_t hash = 0;
+  if (term.is_input()) {
+    hash = input_hash(term.input);
+  } else {
+    std::array<uint64_t, 2> args{};
+    for (std::size_t k = 0; k < term.args.size(); ++k) args[k] = hash_subterms(universe, term.args[k], hashes);
+    hash = node_hash(universe, term.op, term.output, args, term.args.size());
+  }
   hashes.emplace_back(&term, hash);
   return hash;
 }
@@ -154,24 +163,25 @@ class RewriteIndex {
   bool reducible(const Universe& universe, const Term& term, std::size_t limit) const {
     if (term.is_input()) return false;
     if (split_of_concat(universe, term)) return true;
-    bool found = false;
-    visit(universe, term, limit, [&](const Rewrite& rewrite, const Bindings&) { found = found || rewrite.to->is_input(); });
-    return found || std::any_of(term.args.begin(), term.args.end(),
-                                [&](const Term& arg) { return reducible(universe, arg, limit); });
+    return visit(universe, term, limit, [](const Rewrite& rewrite, const Bindings&) { return rewrite.to->is_input(); }) ||
+           std::any_of(term.args.begin(), term.args.end(), [&](const Term& arg) { return reducible(universe, arg, limit); });
   }
 
-  /// The hash of every term one rewrite smaller than `limit` makes of `term`, at any position.
-  void step(const Universe& universe, const Term& term, std::size_t limit, std::unordered_set<uint64_t>& out) const {
-    std::vector<uint64_t> made;
+  /// Calls `made` with the hash of each term one rewrite smaller than `limit` makes of `term`, at
+  /// any position, the root's first; stops and returns true at the first hash `made` returns true for.
+  template <class Made>
+  bool step(const Universe& universe, const Term& term, std::size_t limit, const Made& made) const {
     SubtermHashes hashes;
-    rewrite_anywhere(universe, term, limit, made, hashes);
-    out.insert(made.begin(), made.end());
+    hash_subterms(universe, term, hashes);
+    std::vector<Parent> path;
+    return rewrite_anywhere(universe, term, limit, hashes, path, made);
   }
 
  private:
-  /// Calls `found` for each rewrite smaller than `limit` whose source matches `term` at its root.
+  /// Calls `found` for each rewrite smaller than `limit` whose source matches `term` at its root;
+  /// stops and returns true where `found` returns true.
   template <class Found>
-  void visit(const Universe& universe, const Term& term, std::size_t limit, Found found) const {
+  bool visit(const Universe& universe, const Term& term, std::size_t limit, const Found& found) const {
     std::vector<uint64_t> keys;
     skeletons_of(universe, term, keys);
     std::sort(keys.begin(), keys.end());  // a commutative node can give one skeleton twice
@@ -185,41 +195,53 @@ class RewriteIndex {
         if (!match(universe, *group.from, term, bound)) continue;
         for (const Rewrite& rewrite : group.rewrites) {
           if (rewrite.size >= limit) break;
-          found(rewrite, bound);
+          if (found(rewrite, bound)) return true;
         }
       }
     }
+    return false;
   }
 
-  /// Appends the hash of each term one rewrite makes of `term` to `made`, and returns `term`'s
-  /// own hash: a rewrite below the root changes only the hashes of the nodes above it, so the
-  /// results are hashed from their parts, never built. The arguments go first, so every sub-term
-  /// a rewrite at `term` binds has its hash in `hashes` (the sub-terms' hashes, by address).
-  uint64_t rewrite_anywhere(const Universe& universe, const Term& term, std::size_t limit, std::vector<uint64_t>& made,
-                            SubtermHashes& hashes) const {
-    if (term.is_input()) return remember(hashes, term, input_hash(term.input));
-    std::array<uint64_t, 2> own{};
-    std::array<std::size_t, 3> ends{made.size(), 0, 0};
-    for (std::size_t k = 0; k < term.args.size(); ++k) {
-      own[k] = rewrite_anywhere(universe, term.args[k], limit, made, hashes);
-      ends[k + 1] = made.size();
+  /// An operator above the sub-term being rewritten: its arguments' hashes, and which is rewritten.
+  struct Parent {
+    const Term* term;
+    std::array<uint64_t, 2> args;
+    std::size_t rewritten;
+  };
+
+  /// The hash of the whole term when the sub-term below `path` hashes to `hash`: a rewrite below
+  /// the root changes only the hashes of the nodes above it, so results are never built.
+  static uint64_t lift(const Universe& universe, uint64_t hash, const std::vector<Parent>& path) {
+    for (auto parent = path.rbegin(); parent != path.rend(); ++parent) {
+      std::array<uint64_t, 2> args = parent->args;
+      args[parent->rewritten] = hash;
+      hash = node_hash(universe, parent->term->op, parent->term->output, args, parent->term->args.size());
     }
-    // Each result of an argument, in place: this node over it and the other argument as it is.
-    for (std::size_t k = 0; k < term.args.size(); ++k) {
-      for (std::size_t i = ends[k]; i < ends[k + 1]; ++i) {
-        std::array<uint64_t, 2> args = own;
-        args[k] = made[i];
-        made[i] = node_hash(universe, term.op, term.output, args, term.args.size());
-      }
-    }
+    return hash;
+  }
+
+  template <class Made>
+  bool rewrite_anywhere(const Universe& universe, const Term& term, std::size_t limit, const SubtermHashes& hashes,
+                        std::vector<Parent>& path, const Made& made) const {
+    if (term.is_input()) return false;
     // The smallest rule of all, split(concat(a, b)) -> a, b, has two outputs: applied here.
-    if (const Term* part = split_of_concat(universe, term)) made.push_back(hash_of(hashes, *part));
-    visit(universe, term, limit, [&](const Rewrite& rewrite, const Bindings& bound) {
-      made.push_back(hash_with(universe, *rewrite.to, [&](const Term& input) {
+    if (const Term* part = split_of_concat(universe, term)) {
+      if (made(lift(universe, hash_of(hashes, *part), path))) return true;
+    }
+    const bool stopped = visit(universe, term, limit, [&](const Rewrite& rewrite, const Bindings& bound) {
+      return made(lift(universe, hash_with(universe, *rewrite.to, [&](const Term& input) {
         return hash_of(hashes, *bound[static_cast<std::size_t>(input.input)]);
-      }));
+      }), path));
     });
-    return remember(hashes, term, node_hash(universe, term.op, term.output, own, term.args.size()));
+    if (stopped) return true;
+    std::array<uint64_t, 2> args{};
+    for (std::size_t k = 0; k < term.args.size(); ++k) args[k] = hash_of(hashes, term.args[k]);
+    for (std::size_t k = 0; k < term.args.size(); ++k) {
+      path.push_back(Parent{&term, args, k});
+      if (rewrite_anywhere(universe, term.args[k], limit, hashes, path, made)) return true;
+      path.pop_back();
+    }
+    return false;
   }
 
   /// The rewrites of one source pattern (one source has a target for each graph of its class),
@@ -249,11 +271,14 @@ bool implied(const Candidate& candidate, const RewriteIndex& forward, const Rewr
   const Universe& universe = *candidate.pair.universe;
   const auto& [source, target] = candidate.terms.front();
   const std::size_t limit = size_of(candidate);
-  std::unordered_set<uint64_t> ahead, behind;
-  forward.step(universe, source, limit, ahead);
-  if (ahead.count(term_hash(universe, target))) return true;
-  backward.step(universe, target, limit, behind);
-  return std::any_of(ahead.begin(), ahead.end(), [&](uint64_t hash) { return behind.count(hash) > 0; });
+  const uint64_t goal = term_hash(universe, target);
+  std::unordered_set<uint64_t> ahead;
+  const bool reached = forward.step(universe, source, limit, [&](uint64_t hash) {
+    if (hash == goal) return true;
+    ahead.insert(hash);
+    return false;
+  });
+  return reached || backward.step(universe, target, limit, [&](uint64_t hash) { return ahead.count(hash) > 0; });
 }
 
 }  // namespace
