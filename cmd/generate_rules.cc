@@ -126,12 +126,12 @@ void run_generate_rules(GenerateRulesOptions options) {
       candidates.insert(candidates.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
     }
     const std::vector<rules::Rule> rules = generate::finish(std::move(candidates), counts, options.generate);
-    text = header(options.generate, counts) + rules::print_rules(rules);
+    text = header(options.generate, counts) + rules::print_rules(rules, options.generate.jobs);
   } else {
     generate::GenerateResult result = generate::generate(options.generate);
     counts = result.counts;
     text = options.generate.shards > 1 ? generate::candidates_text(result.candidates, counts, options.generate)
-                                       : header(options.generate, counts) + rules::print_rules(result.rules);
+                                       : header(options.generate, counts) + rules::print_rules(result.rules, options.generate.jobs);
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   write_text_file(options.output, text, options.generate.shards > 1 && options.merge.empty() ? "candidate file" : "rule file");

@@ -2,6 +2,7 @@
 #include "generate/enumerator.h"
 
 #include <algorithm>
+#include <atomic>
 #include <thread>
 #include <tuple>
 
@@ -222,26 +223,36 @@ Enumeration enumerate(const Universe& universe, const EnumerateOptions& options)
   const int jobs = std::max(1, options.jobs);
   std::vector<std::vector<Enumerated>> found(static_cast<std::size_t>(jobs));
   std::vector<uint64_t> visited(static_cast<std::size_t>(jobs), 0);
+  const auto by_fingerprint = [](const Enumerated& a, const Enumerated& b) {
+    return a.fingerprint != b.fingerprint ? a.fingerprint < b.fingerprint : a.graph < b.graph;
+  };
+  // First operators taken in turn from a counter (their subtrees differ in size by orders of
+  // magnitude), each thread's graphs sorted by the thread, then merged: the order is the sort's,
+  // whichever thread found a graph.
+  std::atomic<std::size_t> next{0};
   auto work = [&](int job) {
     Builder builder(universe, options);
-    for (std::size_t i = static_cast<std::size_t>(job); i < firsts.size(); i += static_cast<std::size_t>(jobs)) {
+    std::vector<Enumerated>& out = found[static_cast<std::size_t>(job)];
+    for (std::size_t i = next++; i < firsts.size(); i = next++) {
       if (!builder.push(firsts[i])) continue;
-      builder.build(found[static_cast<std::size_t>(job)], visited[static_cast<std::size_t>(job)]);
+      builder.build(out, visited[static_cast<std::size_t>(job)]);
       builder.pop();
     }
+    std::sort(out.begin(), out.end(), by_fingerprint);
   };
   std::vector<std::thread> threads;
   for (int job = 1; job < jobs; ++job) threads.emplace_back(work, job);
   work(0);
   for (std::thread& thread : threads) thread.join();
+  std::sort(result.graphs.begin(), result.graphs.end(), by_fingerprint);  // the input sets
   for (int job = 0; job < jobs; ++job) {
+    std::vector<Enumerated>& part = found[static_cast<std::size_t>(job)];
     result.enumerated += visited[static_cast<std::size_t>(job)];
-    result.graphs.insert(result.graphs.end(), found[static_cast<std::size_t>(job)].begin(),
-                         found[static_cast<std::size_t>(job)].end());
+    const auto middle = static_cast<std::ptrdiff_t>(result.graphs.size());
+    result.graphs.insert(result.graphs.end(), part.begin(), part.end());
+    std::vector<Enumerated>().swap(part);
+    std::inplace_merge(result.graphs.begin(), result.graphs.begin() + middle, result.graphs.end(), by_fingerprint);
   }
-  std::sort(result.graphs.begin(), result.graphs.end(), [](const Enumerated& a, const Enumerated& b) {
-    return a.fingerprint != b.fingerprint ? a.fingerprint < b.fingerprint : a.graph < b.graph;
-  });
   return result;
 }
 

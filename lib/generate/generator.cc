@@ -308,11 +308,14 @@ void pair_classes(const std::shared_ptr<const Universe>& universe, const std::ve
 /// Sorts by key and keeps one of each key (chosen_over), as pairing did within a run: shards
 /// merged give what one run gives.
 void keep_one_per_key(std::vector<Candidate>& candidates) {
-  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+  const auto order = [](const Candidate& a, const Candidate& b) {
     if (a.pair.universe->name != b.pair.universe->name) return a.pair.universe->name < b.pair.universe->name;
     if (a.key != b.key) return a.key < b.key;
     return chosen_over(a, b);
-  });
+  };
+  if (!std::is_sorted(candidates.begin(), candidates.end(), order)) {  // finish after one run: sorted
+    std::sort(candidates.begin(), candidates.end(), order);
+  }
   candidates.erase(std::unique(candidates.begin(), candidates.end(),
                                [](const Candidate& a, const Candidate& b) {
                                  return a.pair.universe->name == b.pair.universe->name && a.key == b.key;
@@ -567,11 +570,11 @@ std::vector<Candidate> drop_merged_instances(std::vector<Candidate> candidates, 
   });
   KeySet instances;
   for (const std::vector<uint64_t>& keys : merged) instances.insert(keys.begin(), keys.end());
-  std::vector<Candidate> kept;
-  for (Candidate& candidate : candidates) {
-    if (instances.count(universe_key(*candidate.pair.universe, candidate.key)) == 0) kept.push_back(std::move(candidate));
+  std::vector<char> drop(candidates.size(), 0);
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    drop[i] = instances.count(universe_key(*candidates[i].pair.universe, candidates[i].key)) > 0;
   }
-  return kept;
+  return kept_where_not(std::move(candidates), drop, jobs);
 }
 
 /// Drops the candidates a more general confirmed one (`keys`) covers by TASO's two
@@ -586,11 +589,7 @@ std::vector<Candidate> prune_common_subgraphs(std::vector<Candidate> candidates,
     covered[i] = std::any_of(cut.begin(), cut.end(), [&](const TermPairs& terms) { return known(universe, terms, keys); }) ||
                  common_operator_generalises(candidate, keys, options);
   });
-  std::vector<Candidate> kept;
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    if (!covered[i]) kept.push_back(std::move(candidates[i]));
-  }
-  return kept;
+  return kept_where_not(std::move(candidates), covered, options.jobs);
 }
 
 /// True when no operator sub-term of one output is a sub-term of another: the outputs share no
@@ -613,34 +612,36 @@ bool independent_outputs(const std::vector<const Term*>& outputs) {
 /// candidates (`keys`, before pruning: whatever was pruned, the kept ones make), so rewriting
 /// the outputs one at a time gives its target. At 4 operators most candidates of two outputs are
 /// two unrelated rules over common inputs.
-std::vector<Candidate> drop_side_by_side(std::vector<Candidate> candidates, const KeySet& keys) {
-  std::vector<Candidate> kept;
-  for (Candidate& candidate : candidates) {
-    const Universe& universe = *candidate.pair.universe;
-    bool side_by_side = candidate.terms.size() > 1;
-    std::vector<const Term*> sources, targets;
-    for (const auto& [source, target] : candidate.terms) {
-      sources.push_back(&source);
-      targets.push_back(&target);
-    }
-    side_by_side = side_by_side && independent_outputs(sources) && independent_outputs(targets);
-    for (std::size_t i = 0; side_by_side && i < candidate.terms.size(); ++i) {
-      const TermPairs one{candidate.terms[i]};
-      side_by_side = one.front().first == one.front().second || known(universe, one, keys);
-    }
-    if (side_by_side) {
-      std::vector<std::string> names;
-      for (const InputSpec& input : universe.inputs) names.push_back(input.name);
-      std::string text;
-      for (const auto& [source, target] : candidate.terms) {
-        text += (text.empty() ? "" : ", ") + to_text(universe, source, names) + " -> " + to_text(universe, target, names);
-      }
-      logger("generate")->debug("side by side: {}", text);
-    } else {
-      kept.push_back(std::move(candidate));
-    }
+/// True when `candidate` is single-output candidates side by side (drop_side_by_side).
+bool side_by_side(const Candidate& candidate, const KeySet& keys) {
+  const Universe& universe = *candidate.pair.universe;
+  bool side_by_side = candidate.terms.size() > 1;
+  std::vector<const Term*> sources, targets;
+  for (const auto& [source, target] : candidate.terms) {
+    sources.push_back(&source);
+    targets.push_back(&target);
   }
-  return kept;
+  side_by_side = side_by_side && independent_outputs(sources) && independent_outputs(targets);
+  for (std::size_t i = 0; side_by_side && i < candidate.terms.size(); ++i) {
+    const TermPairs one{candidate.terms[i]};
+    side_by_side = one.front().first == one.front().second || known(universe, one, keys);
+  }
+  if (side_by_side) {
+    std::vector<std::string> names;
+    for (const InputSpec& input : universe.inputs) names.push_back(input.name);
+    std::string text;
+    for (const auto& [source, target] : candidate.terms) {
+      text += (text.empty() ? "" : ", ") + to_text(universe, source, names) + " -> " + to_text(universe, target, names);
+    }
+    logger("generate")->debug("side by side: {}", text);
+  }
+  return side_by_side;
+}
+
+std::vector<Candidate> drop_side_by_side(std::vector<Candidate> candidates, const KeySet& keys, int jobs) {
+  std::vector<char> side(candidates.size(), 0);
+  run_parallel(candidates.size(), jobs, [&](std::size_t i) { side[i] = side_by_side(candidates[i], keys); });
+  return kept_where_not(std::move(candidates), side, jobs);
 }
 
 nlohmann::json graph_json(const CompactGraph& graph) {
@@ -670,6 +671,18 @@ nlohmann::json counts_json(const StageCounts& counts) {
 }
 
 }  // namespace
+
+std::vector<Candidate> kept_where_not(std::vector<Candidate> candidates, const std::vector<char>& drop, int jobs) {
+  std::vector<Candidate> kept;
+  kept.reserve(static_cast<std::size_t>(std::count(drop.begin(), drop.end(), 0)));
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (!drop[i]) kept.push_back(std::move(candidates[i]));
+  }
+  run_parallel(candidates.size(), jobs, [&](std::size_t i) {
+    if (drop[i]) candidates[i] = Candidate{};
+  });
+  return kept;
+}
 
 GenerateResult generate(const GenerateOptions& options) {
   if (options.max_ops < 1 || options.max_ops > kMaxOps) throw Error("--max-ops must be between 1 and 6");
@@ -718,7 +731,7 @@ std::vector<rules::Rule> finish(std::vector<Candidate> candidates, StageCounts& 
   counts.seconds.pruning = lap(start);
   logger("generate")->info("{} after common subgraphs ({:.1f} s)", counts.common_subgraph, counts.seconds.pruning);
   const std::size_t before_side_by_side = candidates.size();
-  candidates = drop_side_by_side(std::move(candidates), keys);
+  candidates = drop_side_by_side(std::move(candidates), keys, options.jobs);
   counts.side_by_side = before_side_by_side - candidates.size();
   candidates = drop_implied(std::move(candidates), options.jobs);
   counts.implied = candidates.size();

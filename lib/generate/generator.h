@@ -59,6 +59,10 @@ struct Candidate {
   uint64_t key = 0;  ///< canonical_key of `terms`.
 };
 
+/// The candidates whose `drop` flag is 0, in order; the dropped ones are freed on `jobs` threads
+/// (at 4 operators each pruning stage frees hundreds of thousands of term trees).
+std::vector<Candidate> kept_where_not(std::vector<Candidate> candidates, const std::vector<char>& drop, int jobs);
+
 /// What a run found.
 struct GenerateResult {
   std::vector<Candidate> candidates;  ///< A shard's output: one per key, by key (empty for a whole run).

@@ -288,18 +288,21 @@ std::vector<Candidate> drop_implied(std::vector<Candidate> candidates, int jobs)
     if (candidate.pair.universe->inputs.size() > kMaxInputs) throw Error("a universe of more than 16 inputs");
   }
   std::map<std::string, std::pair<RewriteIndex, RewriteIndex>> indexes;  // by universe name
-  for (const Candidate& candidate : candidates) {
-    indexes[candidate.pair.universe->name];
-    if (candidate.terms.size() != 1) continue;
-    const auto& [source, target] = candidate.terms.front();
-    auto& [forward, backward] = indexes[candidate.pair.universe->name];
-    forward.add(*candidate.pair.universe, Rewrite{&source, &target, size_of(candidate)});
-    if (!target.is_input() && reads_only(source, target)) backward.add(*candidate.pair.universe, Rewrite{&target, &source, size_of(candidate)});
-  }
-  for (auto& [name, index] : indexes) {
-    index.first.seal();
-    index.second.seal();
-  }
+  for (const Candidate& candidate : candidates) indexes[candidate.pair.universe->name];
+  // The two directions are built side by side, each in the candidates' order.
+  run_parallel(2, jobs, [&](std::size_t direction) {
+    for (const Candidate& candidate : candidates) {
+      if (candidate.terms.size() != 1) continue;
+      const auto& [source, target] = candidate.terms.front();
+      auto& [forward, backward] = indexes.at(candidate.pair.universe->name);
+      if (direction == 0) {
+        forward.add(*candidate.pair.universe, Rewrite{&source, &target, size_of(candidate)});
+      } else if (!target.is_input() && reads_only(source, target)) {
+        backward.add(*candidate.pair.universe, Rewrite{&target, &source, size_of(candidate)});
+      }
+    }
+    for (auto& [name, index] : indexes) (direction == 0 ? index.first : index.second).seal();
+  });
   std::vector<char> drop(candidates.size(), 0);
   run_parallel(candidates.size(), jobs, [&](std::size_t i) {
     const Candidate& candidate = candidates[i];
@@ -309,11 +312,7 @@ std::vector<Candidate> drop_implied(std::vector<Candidate> candidates, int jobs)
     });
     if (!drop[i] && candidate.terms.size() == 1) drop[i] = implied(candidate, forward, backward);
   });
-  std::vector<Candidate> kept;
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    if (!drop[i]) kept.push_back(std::move(candidates[i]));
-  }
-  return kept;
+  return kept_where_not(std::move(candidates), drop, jobs);
 }
 
 }  // namespace graphsub::generate

@@ -1,6 +1,7 @@
 // The canonical text layout of rules (rules/README.md): two-space sections, four-space nodes.
 #include "rules/printer.h"
 
+#include "ir/parallel.h"
 #include "ops/registry.h"
 
 namespace graphsub::rules {
@@ -51,9 +52,17 @@ std::string print_rule(const Rule& rule) {
   return text + "end\n";
 }
 
-std::string print_rules(const std::vector<Rule>& rules) {
+std::string print_rules(const std::vector<Rule>& rules, int jobs) {
+  std::vector<std::string> printed(rules.size());
+  run_parallel(rules.size(), jobs, [&](std::size_t i) { printed[i] = print_rule(rules[i]); });
+  std::size_t size = 0;
+  for (const std::string& rule : printed) size += rule.size() + 1;
   std::string text;
-  for (std::size_t i = 0; i < rules.size(); ++i) text += (i > 0 ? "\n" : "") + print_rule(rules[i]);
+  text.reserve(size);
+  for (std::size_t i = 0; i < printed.size(); ++i) {
+    if (i > 0) text += '\n';
+    text += printed[i];
+  }
   return text;
 }
 
