@@ -66,8 +66,9 @@ bool match(const Universe& universe, const Term& pattern, const Term& term, Bind
   return match_args(universe, pattern, term, bound);
 }
 
-/// The term_hash of each sub-term of the term being rewritten, by address (a term of four
-/// operators has at most nine sub-terms: a list is the fastest map).
+/// The term_hash of each sub-term of the term being rewritten, by address (a term of a few
+/// operators has a few dozen sub-terms at most, a value computed twice being two: a list is the
+/// fastest map).
 using SubtermHashes = std::vector<std::pair<const Term*, uint64_t>>;
 
 /// Fills `hashes` with every sub-term of `term`, and returns term_hash(term).
@@ -84,6 +85,7 @@ uint64_t hash_subterms(const Universe& universe, const Term& term, SubtermHashes
   return hash;
 }
 
+/// The hash of `term`, a sub-term hash_subterms filled `hashes` with.
 uint64_t hash_of(const SubtermHashes& hashes, const Term& term) {
   for (const auto& [known, hash] : hashes) {
     if (known == &term) return hash;
@@ -220,6 +222,7 @@ class RewriteIndex {
     return hash;
   }
 
+  /// step's walk: the rewrites at `term` (below `path`), then at each argument in turn.
   template <class Made>
   bool rewrite_anywhere(const Universe& universe, const Term& term, std::size_t limit, const SubtermHashes& hashes,
                         std::vector<Parent>& path, const Made& made) const {
