@@ -54,6 +54,14 @@ TEST_CASE("canonical text prints back unchanged", "[rules]") {
   CHECK(parse_rules(print_rules(rules), "again.rules") == rules);
 }
 
+TEST_CASE("rules printed on several threads give the same text", "[rules]") {
+  const std::vector<Rule> two = parse_rules(kCanonical, "c.rules");
+  std::vector<Rule> rules;
+  for (int copy = 0; copy < 4; ++copy) rules.insert(rules.end(), two.begin(), two.end());
+  CHECK(print_rules(rules, 3) == print_rules(rules));
+  CHECK(print_rules({}, 2).empty());
+}
+
 TEST_CASE("a rule written loosely prints in canonical layout", "[rules]") {
   const std::vector<Rule> rules = parse_rules(
       "#no space\nrule r\n source\n  y=Relu( x )  # why\n target\n  z=Relu(x)[ ]\n map y->z\nend\n",
