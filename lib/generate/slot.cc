@@ -161,6 +161,8 @@ std::optional<std::vector<Slot>> conv(const OpChoice& op, const Slot& x, const S
   out.dim_exprs = {x.dim_exprs[0], w.dim_exprs[0], x.dim_exprs[2], x.dim_exprs[3]};
   out.splits[0] = x.splits[0];
   out.splits[1] = w.splits[0];
+  // 2^64 in the field: a 128-bit sum is reduced as high * 2^64 + low without a 128-bit division.
+  const uint64_t two_to_64 = field.reduce(uint64_t{field.reduce(uint64_t{1} << 63)} * 2);
   for (int64_t b = 0; b < n; ++b) {
     for (int64_t oc = 0; oc < o; ++oc) {
       for (int64_t i = 0; i < h; ++i) {
@@ -176,7 +178,8 @@ std::optional<std::vector<Slot>> conv(const OpChoice& op, const Slot& x, const S
               }
             }
           }
-          const auto reduced = static_cast<uint32_t>(sum % field.modulus);
+          const uint32_t reduced = field.reduce(field.reduce(static_cast<uint64_t>(sum >> 64)) * two_to_64 +
+                                                field.reduce(static_cast<uint64_t>(sum)));
           out.values[((b * o + oc) * h + i) * wd + j] = op.relu ? relu_stand_in(reduced, field) : reduced;
         }
       }

@@ -15,9 +15,22 @@ namespace graphsub::generate {
 /// Arithmetic modulo a prime: sums, products and division by a constant are exact, so two
 /// graphs computing one polynomial of their inputs get equal values whatever their order.
 struct Field {
-  uint32_t modulus = 2147483647;  ///< 2^31 - 1.
-  uint32_t add(uint32_t a, uint32_t b) const { return static_cast<uint32_t>((uint64_t{a} + b) % modulus); }
-  uint32_t mul(uint32_t a, uint32_t b) const { return static_cast<uint32_t>(uint64_t{a} * b % modulus); }
+  static constexpr uint32_t kMersenne31 = 2147483647;  ///< 2^31 - 1, the default.
+  uint32_t modulus = kMersenne31;
+  /// a + b of residues (both below the modulus, as every value is).
+  uint32_t add(uint32_t a, uint32_t b) const {
+    const uint64_t sum = uint64_t{a} + b;
+    return static_cast<uint32_t>(sum >= modulus ? sum - modulus : sum);
+  }
+  uint32_t mul(uint32_t a, uint32_t b) const { return reduce(uint64_t{a} * b); }
+  /// x modulo the prime: for 2^31 - 1 by folding the high bits onto the low ones (2^31 is 1
+  /// there), which the fingerprints of every graph spend their time in; else by division.
+  uint32_t reduce(uint64_t x) const {
+    if (modulus != kMersenne31) return static_cast<uint32_t>(x % modulus);
+    x = (x & kMersenne31) + (x >> 31);  // below 2^34
+    x = (x & kMersenne31) + (x >> 31);  // below 2^31 + 8
+    return static_cast<uint32_t>(x >= kMersenne31 ? x - kMersenne31 : x);
+  }
   /// a^(p-2): the inverse of a non-zero a.
   uint32_t inverse(uint32_t a) const;
 };
