@@ -8,6 +8,7 @@
 
 #include "generate/enumerator.h"
 #include "generate/op_set.h"
+#include "generate/slot.h"
 #include "generate/term.h"
 
 namespace graphsub::generate {
@@ -69,10 +70,29 @@ TEST_CASE("relu is fingerprinted by a non-linear stand-in, so it does not distri
         fingerprint_of(universe, enumeration, "transpose(relu(a))"));
 }
 
+TEST_CASE("the field adds, multiplies and reduces residues as division does, for 2^31 - 1 and another prime", "[generate]") {
+  for (const uint32_t modulus : {Field::kMersenne31, 4294967291u}) {
+    const Field field{modulus};
+    const std::vector<uint32_t> residues{0, 1, 2, 12345, 2147483646u, modulus - 2, modulus - 1};
+    for (const uint32_t a : residues) {
+      for (const uint32_t b : residues) {
+        CHECK(field.add(a, b) == (uint64_t{a} + b) % modulus);
+        CHECK(field.mul(a, b) == uint64_t{a} * b % modulus);
+      }
+    }
+    for (const uint64_t x : {uint64_t{0}, uint64_t{modulus}, uint64_t{1} << 62, ~uint64_t{0}, ~uint64_t{0} - modulus}) {
+      CHECK(field.reduce(x) == x % modulus);
+    }
+  }
+}
+
 TEST_CASE("pooling and convolution are linear in the integer kernels; enlarge keeps a 1x1 conv", "[generate]") {
   const Universe universe = only({"conv.avgpool3", "conv.add", "conv.conv", "conv.enlarge3"});
   EnumerateOptions options;
   options.max_ops = 3;
+  // Both the default prime and one whose residues fill 32 bits (a convolution's sums then pass 2^64).
+  const uint32_t modulus = GENERATE(Field::kMersenne31, 4294967291u);
+  options.field.modulus = modulus;
   const Enumeration enumeration = enumerate(universe, options);
   CHECK(fingerprint_of(universe, enumeration, "add(avgpool3(x), avgpool3(y))") ==
         fingerprint_of(universe, enumeration, "avgpool3(add(x, y))"));
