@@ -2,6 +2,7 @@
 #include "generate/generator.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <map>
 #include <numeric>
@@ -121,22 +122,31 @@ void complete(const Universe& universe, ClassMember& member, Evaluator& evaluato
   member.connected = member.graph.num_ops > 0 && connected(universe, member.graph);
 }
 
+/// Output slots (source, target) of a pair, on the stack: pairing maps the outputs of 19 million
+/// pairs at 4 operators (a graph has at most 2 * kMaxOps outputs).
+struct OutputMap {
+  std::array<std::pair<int, int>, 2 * kMaxOps> pairs{};
+  std::size_t size = 0;
+  const std::pair<int, int>* begin() const { return pairs.data(); }
+  const std::pair<int, int>* end() const { return pairs.data() + size; }
+};
+
 /// The target's output slot for each source output, by equal values; nullopt when they differ.
-std::optional<std::vector<std::pair<int, int>>> map_outputs(const ClassMember& source, const ClassMember& target) {
-  if (source.outputs.size() != target.outputs.size()) return std::nullopt;
-  std::vector<bool> taken(target.outputs.size(), false);
-  std::vector<std::pair<int, int>> pairs;
+std::optional<OutputMap> map_outputs(const ClassMember& source, const ClassMember& target) {
+  if (source.outputs.size() != target.outputs.size() || source.outputs.size() > 2 * kMaxOps) return std::nullopt;
+  uint32_t taken = 0;
+  OutputMap map;
   for (int s : source.outputs) {
     bool found = false;
     for (std::size_t t = 0; t < target.outputs.size() && !found; ++t) {
-      if (taken[t] || source.values[static_cast<std::size_t>(s)] != target.values[static_cast<std::size_t>(target.outputs[t])]) continue;
-      taken[t] = true;
+      if ((taken >> t & 1u) || source.values[static_cast<std::size_t>(s)] != target.values[static_cast<std::size_t>(target.outputs[t])]) continue;
+      taken |= 1u << t;
       found = true;
-      pairs.emplace_back(s, target.outputs[t]);
+      map.pairs[map.size++] = {s, target.outputs[t]};
     }
     if (!found) return std::nullopt;
   }
-  return pairs;
+  return map;
 }
 
 std::set<int> inputs_read(const TermPairs& terms, bool source) {
@@ -190,20 +200,20 @@ enum class Pairing { kNone, kCut, kCandidate };
 Pairing make_candidate(const std::shared_ptr<const Universe>& universe, const std::vector<std::vector<int>>& all_renamings,
                        const ClassMember& source, const ClassMember& target, ByKey& kept) {
   if (source.graph.num_ops == 0 || !source.connected) return Pairing::kNone;
-  std::optional<std::vector<std::pair<int, int>>> outputs = map_outputs(source, target);
+  const std::optional<OutputMap> outputs = map_outputs(source, target);
   if (!outputs) return Pairing::kNone;
   if ((target.reads & ~source.reads) != 0) return Pairing::kNone;
   for (const auto& [s, t] : *outputs) {
     if (common_output(*universe, source, target, s, t)) return Pairing::kCut;
   }
-  std::vector<std::pair<uint64_t, uint64_t>> hashes(outputs->size());
+  std::array<std::pair<uint64_t, uint64_t>, 2 * kMaxOps> hashes{};
   const std::size_t source_slots = source.producers.size(), target_slots = target.producers.size();
   const auto [key, least] = least_key(all_renamings.size(), [&](std::size_t r) {
-    for (std::size_t i = 0; i < outputs->size(); ++i) {
-      hashes[i] = {source.renamed[r * source_slots + static_cast<std::size_t>((*outputs)[i].first)],
-                   target.renamed[r * target_slots + static_cast<std::size_t>((*outputs)[i].second)]};
+    for (std::size_t i = 0; i < outputs->size; ++i) {
+      hashes[i] = {source.renamed[r * source_slots + static_cast<std::size_t>(outputs->pairs[i].first)],
+                   target.renamed[r * target_slots + static_cast<std::size_t>(outputs->pairs[i].second)]};
     }
-    return key_of_hashes(hashes);
+    return key_of_hashes(hashes.data(), outputs->size);
   });
   const auto found = kept.find(key);
   if (found != kept.end() &&
@@ -212,7 +222,7 @@ Pairing make_candidate(const std::shared_ptr<const Universe>& universe, const st
   }
   Candidate candidate;  // its terms are built once pairing is done, for the candidates kept
   candidate.key = key;
-  candidate.pair = GraphPair{universe, source.graph, target.graph, std::move(*outputs), all_renamings[least]};
+  candidate.pair = GraphPair{universe, source.graph, target.graph, {outputs->begin(), outputs->end()}, all_renamings[least]};
   if (found != kept.end()) {
     found->second = std::move(candidate);
   } else {

@@ -107,13 +107,17 @@ uint64_t term_hash(const Universe& universe, const Term& term, const std::vector
 }
 
 uint64_t key_of_hashes(const std::vector<std::pair<uint64_t, uint64_t>>& pairs) {
+  return key_of_hashes(pairs.data(), pairs.size());
+}
+
+uint64_t key_of_hashes(const std::pair<uint64_t, uint64_t>* pairs, std::size_t count) {
   // A graph has at most 2 * kMaxOps outputs: sorted on the stack, the hot path of pairing.
   std::array<uint64_t, 2 * kMaxOps> parts{};
-  if (pairs.size() > parts.size()) throw std::length_error("a substitution of more than 12 outputs");
-  for (std::size_t i = 0; i < pairs.size(); ++i) parts[i] = mix(pairs[i].first, pairs[i].second);
-  std::sort(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(pairs.size()));
+  if (count > parts.size()) throw std::length_error("a substitution of more than 12 outputs");
+  for (std::size_t i = 0; i < count; ++i) parts[i] = mix(pairs[i].first, pairs[i].second);
+  std::sort(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(count));
   uint64_t key = 0x85ebca6b;
-  for (std::size_t i = 0; i < pairs.size(); ++i) key = mix(key, parts[i]);
+  for (std::size_t i = 0; i < count; ++i) key = mix(key, parts[i]);
   return key;
 }
 

@@ -78,6 +78,7 @@ void slot_hashes(const Universe& universe, const CompactGraph& graph, const std:
 
 /// key_under's key from each mapped pair's source and target term hashes.
 uint64_t key_of_hashes(const std::vector<std::pair<uint64_t, uint64_t>>& pairs);
+uint64_t key_of_hashes(const std::pair<uint64_t, uint64_t>* pairs, std::size_t count);
 
 /// The renamings of a universe's inputs: permutations that keep each input's role and dims.
 std::vector<std::vector<int>> renamings(const Universe& universe);
