@@ -617,11 +617,6 @@ bool independent_outputs(const std::vector<const Term*>& outputs) {
   return true;
 }
 
-/// Drops each candidate of several outputs that is single-output candidates side by side: its
-/// outputs share no computation in source or target, and each output's pair is one of the
-/// candidates (`keys`, before pruning: whatever was pruned, the kept ones make), so rewriting
-/// the outputs one at a time gives its target. At 4 operators most candidates of two outputs are
-/// two unrelated rules over common inputs.
 /// True when `candidate` is single-output candidates side by side (drop_side_by_side).
 bool side_by_side(const Candidate& candidate, const KeySet& keys) {
   const Universe& universe = *candidate.pair.universe;
@@ -648,6 +643,11 @@ bool side_by_side(const Candidate& candidate, const KeySet& keys) {
   return side_by_side;
 }
 
+/// Drops each candidate of several outputs that is single-output candidates side by side: its
+/// outputs share no computation in source or target, and each output's pair is one of the
+/// candidates (`keys`, before pruning: whatever was pruned, the kept ones make), so rewriting
+/// the outputs one at a time gives its target. At 4 operators most candidates of two outputs are
+/// two unrelated rules over common inputs.
 std::vector<Candidate> drop_side_by_side(std::vector<Candidate> candidates, const KeySet& keys, int jobs) {
   std::vector<char> side(candidates.size(), 0);
   run_parallel(candidates.size(), jobs, [&](std::size_t i) { side[i] = side_by_side(candidates[i], keys); });

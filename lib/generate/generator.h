@@ -19,7 +19,7 @@ struct GenerateOptions {
   int shard = 0;                 ///< This run keeps the fingerprints of shard `shard` of `shards`.
   int shards = 1;
   uint64_t seed = 1;             ///< Fingerprint inputs.
-  uint32_t modulus = 2147483647; ///< The prime fingerprints are computed modulo.
+  uint32_t modulus = Field::kMersenne31;  ///< The prime fingerprints are computed modulo.
   int float_instances = 2;       ///< Random-shape instances each candidate is confirmed on.
   int sum_instances = 6;         ///< Instances for a rule with a condition on a sum of dims.
   int generalise_instances = 6;  ///< Instances each opening of a fixed parameter is checked on.
