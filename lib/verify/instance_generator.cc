@@ -500,15 +500,19 @@ class Attempt {
 /// Attempts in a row that find no new instance after which a search with solved dims stops.
 constexpr int kSolvedPatience = 200;
 
+/// Attempts in a row that find no new instance after which a search with `other_than` stops: a
+/// value the rule's other literals pin is not searched for through every attempt.
+constexpr int kMovedPatience = 50;
+
 /// One attempt's shared choices: its dim limit (often below max_dim, which makes agreeing
 /// shapes likelier), default rank and usual dims.
-DrawSettings draw_settings(std::mt19937& rng, int64_t max_dim) {
+DrawSettings draw_settings(std::mt19937& rng, int64_t max_dim, int64_t min_limit) {
   const auto uniform = [&rng](int64_t low, int64_t high) {
     return std::uniform_int_distribution<int64_t>(low, high)(rng);
   };
   DrawSettings settings;
   settings.rng = &rng;
-  settings.dim_limit = uniform(1, std::max<int64_t>(max_dim, 1));
+  settings.dim_limit = uniform(std::min(min_limit, max_dim), std::max<int64_t>(max_dim, 1));
   settings.default_rank = uniform(1, 4);
   settings.usual_dims.push_back(uniform(1, std::min<int64_t>(2, settings.dim_limit)));
   for (int axis = 1; axis < 5; ++axis) settings.usual_dims.push_back(uniform(1, settings.dim_limit));
@@ -539,9 +543,18 @@ std::optional<Instance> failure(Reasons* reasons, Stage stage, const std::string
   return std::nullopt;
 }
 
+/// Whether `match` binds one of `other_than`'s variables to another value than the one given.
+bool moves_off(const rewrite::Match& match, const std::vector<std::pair<std::string, ir::AttrValue>>& other_than) {
+  return std::any_of(other_than.begin(), other_than.end(), [&](const auto& given) {
+    const auto bound = match.variables.find(given.first);
+    return bound != match.variables.end() && !(bound->second == given.second);
+  });
+}
+
 /// Builds, matches and rewrites one candidate; nullopt for a candidate seen before or one that
 /// failed (with the reason added to `reasons`, when not null).
 std::optional<Instance> try_candidate(Attempt& attempt, bool solve_dims, std::set<std::string>& seen,
+                                      const std::vector<std::pair<std::string, ir::AttrValue>>& other_than,
                                       Reasons* reasons) {
   std::string reason = attempt.build(solve_dims);
   if (!reason.empty()) return failure(reasons, Stage::kBuild, reason);
@@ -549,6 +562,10 @@ std::optional<Instance> try_candidate(Attempt& attempt, bool solve_dims, std::se
   if (!seen.insert(description).second) return std::nullopt;
   const std::vector<rewrite::Match> matches = attempt.whole_matches();
   if (matches.empty()) return reasons ? failure(reasons, Stage::kMatch, attempt.unmatched_reason()) : std::nullopt;
+  if (!other_than.empty() &&
+      std::none_of(matches.begin(), matches.end(), [&](const rewrite::Match& match) { return moves_off(match, other_than); })) {
+    return std::nullopt;
+  }
   reason = attempt.rewrite_first(matches);
   if (!reason.empty()) return failure(reasons, Stage::kApply, reason);
   return attempt.take(std::move(description));
@@ -568,16 +585,17 @@ std::vector<Instance> make_instances(const rules::Rule& rule, const InstanceOpti
   // Solved dims are drawn uniformly from a space that may hold fewer instances than wanted (a
   // rule whose equalities leave one square size has three): a long run of attempts that finds
   // nothing new ends the search there.
-  const int patience = solve_dims ? kSolvedPatience : options.attempts;
+  const int patience = solve_dims ? kSolvedPatience : !options.other_than.empty() ? kMovedPatience : options.attempts;
   int fruitless = 0;  // attempts since the last new instance
   for (int attempt = 0; acyclic && attempt < options.attempts && fruitless < patience &&
                         static_cast<int>(instances.size()) < options.count;
        ++attempt) {
-    const DrawSettings settings = draw_settings(rng, options.max_dim);
+    const DrawSettings settings = draw_settings(rng, options.max_dim, options.min_dim_limit);
     Attempt candidate(rule, plan, settings, options);
     // Why candidates failed is told only when none succeeds: after the first instance, it is not
     // counted (finding which condition failed took a third of a failed match's time).
-    std::optional<Instance> instance = try_candidate(candidate, solve_dims, seen, instances.empty() ? &reasons : nullptr);
+    std::optional<Instance> instance = try_candidate(candidate, solve_dims, seen, options.other_than,
+                                                       instances.empty() ? &reasons : nullptr);
     fruitless = instance ? 0 : fruitless + 1;
     if (instance) instances.push_back(std::move(*instance));
   }

@@ -44,6 +44,13 @@ struct InstanceOptions {
   /// (a product of concatenations whose blocks do not line up is where such a rule fails). The
   /// bounded check and the generator's float check set it; it changes nothing for other rules.
   bool solve_dims = false;
+  /// Each attempt draws the limit of its dims from min_dim_limit..max_dim (most of its dims are
+  /// drawn below that limit).
+  int64_t min_dim_limit = 1;
+  /// Rule variables and values: when not empty, an instance is kept only when it binds one of
+  /// these variables to another value than the one given, and the search stops after
+  /// `kMovedPatience` attempts in a row that find no such instance.
+  std::vector<std::pair<std::string, ir::AttrValue>> other_than;
 };
 
 /// Up to `options.count` distinct instances of `rule`, found by drawing small random shapes and

@@ -119,5 +119,41 @@ end
   CHECK(why_none.find("1 == 0") != std::string::npos);
 }
 
+TEST_CASE("instances can be asked to bind a variable to another value than one given") {
+  const std::vector<rules::Rule> rules = rules::parse_rules(R"(rule pool-sum
+  source
+    a = AveragePool(x) [kernel_shape = [3, 3], strides = ?s, pads = [1, 1, 1, 1], ceil_mode = 0, count_include_pad = 1]
+    b = AveragePool(y) [kernel_shape = [3, 3], strides = ?s, pads = [1, 1, 1, 1], ceil_mode = 0, count_include_pad = 1]
+    r = Add(a, b)
+  where shape(x) == shape(y)
+  target
+    c = Add(x, y)
+    r2 = AveragePool(c) [kernel_shape = [3, 3], strides = ?s, pads = [1, 1, 1, 1], ceil_mode = 0, count_include_pad = 1]
+  map r -> r2
+end
+)",
+                                                            "moved.rules");
+  REQUIRE(rules.size() == 1);
+  verify::InstanceOptions options;
+  options.max_dim = 5;
+  const ir::AttrValue unit_strides = std::vector<int64_t>{1, 1};
+  const auto unit = [&](const verify::Instance& instance) { return instance.match.variables.at("s") == unit_strides; };
+  // Drawn freely, some instances bind the strides to 1.
+  const std::vector<verify::Instance> free = verify::make_instances(rules[0], options);
+  REQUIRE(free.size() == 6);
+  CHECK(std::any_of(free.begin(), free.end(), unit));
+  // Asked for another value than [1, 1], none does, and each is still an instance of the rule.
+  options.other_than = {{"s", unit_strides}};
+  options.min_dim_limit = 3;
+  const std::vector<verify::Instance> moved = verify::make_instances(rules[0], options);
+  REQUIRE(moved.size() == 6);
+  CHECK(std::none_of(moved.begin(), moved.end(), unit));
+  for (const verify::Instance& instance : moved) check_instance(rules[0], instance);
+  // A variable no instance binds cannot be moved: none is kept, and the search stops after a run
+  // of fruitless attempts instead of spending them all.
+  options.other_than = {{"t", unit_strides}};
+  CHECK(verify::make_instances(rules[0], options).empty());
+}
+
 }  // namespace
 }  // namespace graphsub
