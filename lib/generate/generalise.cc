@@ -49,6 +49,15 @@ bool uniform(const rules::Rule& rule, OpKind op, const std::string& attribute) {
   return in_source;
 }
 
+/// The literal every node of the group's kind gives its attribute in `rule` (open_groups found one).
+rules::Expr literal(const rules::Rule& rule, const ParameterGroup& group) {
+  for (const rules::PatternNode& node : rule.source) {
+    if (node.op != group.op) continue;
+    if (const rules::Expr* value = literal_of(node, group.attribute)) return *value;
+  }
+  return {};
+}
+
 void open_in(std::vector<rules::PatternNode>& nodes, const ParameterGroup& group) {
   for (rules::PatternNode& node : nodes) {
     if (node.op != group.op) continue;
@@ -102,8 +111,10 @@ rules::Rule generalise(const rules::Rule& rule, const Check& check) {
     trial_groups.insert(trial_groups.end(), step.begin(), step.end());
     std::vector<std::string> variables;
     for (const ParameterGroup& group : trial_groups) variables.push_back(group.variable);
+    std::vector<Opening> openings;
+    for (const ParameterGroup& group : step) openings.push_back({group.variable, literal(rule, group)});
     rules::Rule candidate = open_parameters(rule, trial_groups);
-    const Trial trial = check(candidate, variables);
+    const Trial trial = check(candidate, variables, openings);
     const bool varied = std::all_of(step.begin(), step.end(), [&](const ParameterGroup& group) {
       return std::find(trial.varied.begin(), trial.varied.end(), group.variable) != trial.varied.end();
     });

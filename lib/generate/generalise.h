@@ -31,12 +31,22 @@ rules::Rule open_parameters(const rules::Rule& rule, const std::vector<Parameter
 
 /// What checking a rule with some groups opened found.
 struct Trial {
-  bool held = false;                ///< Equal on every instance drawn (and one was found).
-  std::vector<std::string> varied;  ///< The opened variables the instances bound to two values at least.
+  bool held = false;  ///< Equal on every instance drawn (and one was found).
+  /// The step's variables some instance bound to another value than the literal they replace
+  /// (the rule with the literal was checked before: a step no instance moves off it is untested).
+  std::vector<std::string> varied;
 };
 
-/// Checks `rule`, in which `variables` are the opened groups' variables.
-using Check = std::function<Trial(const rules::Rule& rule, const std::vector<std::string>& variables)>;
+/// A variable a step opens, and the literal of the rule it replaces.
+struct Opening {
+  std::string variable;
+  rules::Expr literal;
+};
+
+/// Checks `rule`, in which `variables` are the opened groups' variables and `step` those the
+/// step opens (the last of `variables`).
+using Check = std::function<Trial(const rules::Rule& rule, const std::vector<std::string>& variables,
+                                  const std::vector<Opening>& step)>;
 
 /// The most general form of `rule` that `check` accepts, found greedily in the order of
 /// open_groups: each group is opened when the rule with it and the groups opened before still

@@ -17,6 +17,7 @@
 #include "ir/error.h"
 #include "ir/log.h"
 #include "ir/parallel.h"
+#include "rewrite/expr_eval.h"
 #include "runtime/equivalence.h"
 #include "verify/instance_dims.h"
 #include "verify/instance_generator.h"
@@ -335,13 +336,9 @@ void keep_one_per_key(std::vector<Candidate>& candidates) {
 
 enum class FloatVerdict { kEqual, kDifferent, kNoInstance };
 
-/// Lets the rewriter apply `rule` on random small shapes and runs source and target through the
-/// reference kernels on random floats in [-1, 1] (TASO: 1e-5). `varied` (when not null) gets
-/// those of `variables` the instances bound to two values at least: an opened parameter that
-/// every instance binds alike was not checked.
-FloatVerdict float_check(const rules::Rule& rule, const verify::InstanceOptions& instance_options,
-                         const std::vector<std::string>& variables = {}, std::vector<std::string>* varied = nullptr) {
-  const std::vector<verify::Instance> instances = verify::make_instances(rule, instance_options);
+/// Source and target of each instance run through the reference kernels on random floats in
+/// [-1, 1] (TASO: 1e-5); the first instance that differs, or that the kernels refuse, decides.
+FloatVerdict run_on_floats(const std::vector<verify::Instance>& instances) {
   if (instances.empty()) return FloatVerdict::kNoInstance;
   runtime::CheckOptions check;
   check.samples = 2;
@@ -354,15 +351,23 @@ FloatVerdict float_check(const rules::Rule& rule, const verify::InstanceOptions&
       return FloatVerdict::kNoInstance;
     }
   }
-  for (const std::string& variable : variables) {
-    std::set<std::string> values;
-    for (const verify::Instance& instance : instances) {
-      const auto found = instance.match.variables.find(variable);
-      if (found != instance.match.variables.end()) values.insert(ir::to_string(found->second));
-    }
-    if (values.size() >= 2 && varied) varied->push_back(variable);
-  }
   return FloatVerdict::kEqual;
+}
+
+/// Lets the rewriter apply `rule` on random small shapes and runs source and target on floats.
+FloatVerdict float_check(const rules::Rule& rule, const verify::InstanceOptions& instance_options) {
+  return run_on_floats(verify::make_instances(rule, instance_options));
+}
+
+/// The attribute value a literal of the rule language stands for.
+ir::AttrValue literal_value(const rules::Expr& literal) {
+  const ir::Graph none;
+  const std::map<std::string, ir::ValueId> values;
+  const std::map<std::string, ir::AttrValue> variables;
+  const rewrite::EvalResult result = rewrite::evaluate(literal, rewrite::EvalContext{none, values, variables, nullptr});
+  std::optional<ir::AttrValue> value = result.ok() ? rewrite::to_attr(result.value) : std::nullopt;
+  if (!value) throw Error("generate: a window literal that is no attribute value: " + rules::to_string(literal));
+  return *value;
 }
 
 /// A candidate's rule once checked: its verdict and, when equal, the rule with every window
@@ -390,16 +395,31 @@ Checked check_and_generalise(Candidate& candidate, const GenerateOptions& option
   fixed.solve_dims = sums;
   checked.verdict = float_check(rule, fixed);
   if (checked.verdict != FloatVerdict::kEqual) return checked;
-  // An opened parameter is checked on more and larger instances: at the verifier's dims (1-3) a
-  // strided 1 x 1 convolution commutes with pooling, on a 5 x 5 image it does not.
+  // An opened parameter is checked on larger instances than the first check's: each attempt's
+  // dims are drawn up to a limit of 3 to 5, as on images of 1 or 2 pixels a strided 1 x 1
+  // convolution commutes with pooling. And each instance binds what the step opens to another
+  // value than the literal it replaces: one that binds the literal again checks what the first
+  // check did (half of the instances drawn freely bound stride 1 again).
   verify::InstanceOptions open;
   open.count = options.generalise_instances;
   open.attempts = 3000;
   open.max_dim = 5;
+  open.min_dim_limit = 3;
   open.max_elements = 4096;
-  checked.rule = generalise(rule, [&](const rules::Rule& opened, const std::vector<std::string>& variables) {
+  checked.rule = generalise(rule, [&](const rules::Rule& opened, const std::vector<std::string>&,
+                                      const std::vector<Opening>& step) {
+    verify::InstanceOptions moved = open;
+    for (const Opening& opening : step) moved.other_than.emplace_back(opening.variable, literal_value(opening.literal));
+    const std::vector<verify::Instance> instances = verify::make_instances(opened, moved);
     Trial trial;
-    trial.held = float_check(opened, open, variables, &trial.varied) == FloatVerdict::kEqual;
+    for (const auto& [variable, literal] : moved.other_than) {
+      const bool moved_off = std::any_of(instances.begin(), instances.end(), [&](const verify::Instance& instance) {
+        const auto bound = instance.match.variables.find(variable);
+        return bound != instance.match.variables.end() && !(bound->second == literal);
+      });
+      if (moved_off) trial.varied.push_back(variable);
+    }
+    trial.held = run_on_floats(instances) == FloatVerdict::kEqual;
     return trial;
   });
   checked.opened = checked.rule->source != rule.source;

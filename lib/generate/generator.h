@@ -22,7 +22,9 @@ struct GenerateOptions {
   uint32_t modulus = Field::kMersenne31;  ///< The prime fingerprints are computed modulo.
   int float_instances = 2;       ///< Random-shape instances each candidate is confirmed on.
   int sum_instances = 6;         ///< Instances for a rule with a condition on a sum of dims.
-  int generalise_instances = 6;  ///< Instances each opening of a fixed parameter is checked on.
+  /// Instances each opening of a fixed parameter is checked on, each binding what the step opens
+  /// to another value than its literal (lib/generate/README.md, "Opening fixed parameters").
+  int generalise_instances = 3;
 };
 
 /// Where a run's time went, by stage (wall-clock seconds; reported, never written to a rule file).

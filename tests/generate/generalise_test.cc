@@ -76,8 +76,11 @@ TEST_CASE("opening replaces the literals by one variable in source and target", 
 TEST_CASE("generalising opens the groups the check accepts, one step after another", "[generate]") {
   const rules::Rule rule = parse_one(kPoolSum);
   std::vector<std::vector<std::string>> asked;
-  const rules::Rule some = generalise(rule, [&](const rules::Rule&, const std::vector<std::string>& variables) {
+  std::vector<std::vector<Opening>> steps;
+  const rules::Rule some = generalise(rule, [&](const rules::Rule&, const std::vector<std::string>& variables,
+                                                   const std::vector<Opening>& step) {
     asked.push_back(variables);
+    steps.push_back(step);
     const bool strides = std::find(variables.begin(), variables.end(), "avgpool_strides") != variables.end();
     return Trial{!strides, variables};
   });
@@ -88,6 +91,14 @@ TEST_CASE("generalising opens the groups the check accepts, one step after anoth
   CHECK(asked[2] == std::vector<std::string>{"avgpool_kernel_shape", "avgpool_pads", "avgpool_ceil_mode"});
   CHECK(asked[3] ==
         std::vector<std::string>{"avgpool_kernel_shape", "avgpool_pads", "avgpool_ceil_mode", "avgpool_count_include_pad"});
+  // Each step names what it opens, the last of the variables asked, with the literal it replaces.
+  REQUIRE(steps[0].size() == 2);
+  CHECK(steps[0][0].variable == "avgpool_kernel_shape");
+  CHECK(rules::to_string(steps[0][0].literal) == "[3, 3]");
+  CHECK(steps[0][1].variable == "avgpool_pads");
+  REQUIRE(steps[1].size() == 1);
+  CHECK(steps[1][0].variable == "avgpool_strides");
+  CHECK(rules::to_string(steps[1][0].literal) == "[1, 1]");
   const std::string text = rules::print_rule(some);
   INFO(text);
   CHECK(text.find("strides = [1, 1]") != std::string::npos);
@@ -98,13 +109,16 @@ TEST_CASE("generalising opens the groups the check accepts, one step after anoth
         "  for every ?avgpool_kernel_shape, ?avgpool_pads, ?avgpool_ceil_mode, ?avgpool_count_include_pad");
   CHECK(some.comment[1] == rule.comment[0]);
 
-  const rules::Rule none = generalise(rule, [](const rules::Rule&, const std::vector<std::string>&) { return Trial{}; });
+  const rules::Rule none = generalise(rule, [](const rules::Rule&, const std::vector<std::string>&, const std::vector<Opening>&) {
+    return Trial{};
+  });
   CHECK(none == rule);
 }
 
 TEST_CASE("generalising keeps a group whose variable no instance varied closed", "[generate]") {
   const rules::Rule rule = parse_one(kPoolSum);
-  const rules::Rule some = generalise(rule, [&](const rules::Rule&, const std::vector<std::string>& variables) {
+  const rules::Rule some = generalise(rule, [&](const rules::Rule&, const std::vector<std::string>& variables,
+                                                const std::vector<Opening>&) {
     std::vector<std::string> varied;
     for (const std::string& variable : variables) {
       if (variable != "avgpool_ceil_mode") varied.push_back(variable);
