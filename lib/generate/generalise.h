@@ -50,12 +50,13 @@ using Check = std::function<Trial(const rules::Rule& rule, const std::vector<std
 
 /// The most general form of `rule` that `check` accepts, found greedily in the order of
 /// open_groups: each group is opened when the rule with it and the groups opened before still
-/// holds and the instances varied its variable. An op's kernel_shape and pads are one step
-/// (opened together or not at all: SAME padding needs both, and either alone changes the
-/// output's size); every other group is a step of its own. Opening all groups at once and
-/// checking once was tried and is wrong: with many variables drawn together, the instances that
-/// vary a convolution's strides were ones a 1 x 1 pooling window made trivial. The comment gains
-/// a line naming what was opened. `rule` itself is returned when nothing can be.
+/// holds and some instance bound its variable to another value than the literal. An op's
+/// kernel_shape and pads are one step (opened together or not at all: SAME padding needs both,
+/// and either alone changes the output's size); every other group is a step of its own.
+/// Opening all groups at once and checking once was tried and is wrong: with many variables
+/// drawn together, the instances that vary a convolution's strides were ones a 1 x 1 pooling
+/// window made trivial. The comment gains a line naming what was opened. `rule` itself is
+/// returned when nothing can be.
 rules::Rule generalise(const rules::Rule& rule, const Check& check);
 
 }  // namespace graphsub::generate
