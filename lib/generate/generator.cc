@@ -413,11 +413,11 @@ Checked check_and_generalise(Candidate& candidate, const GenerateOptions& option
     const std::vector<verify::Instance> instances = verify::make_instances(opened, moved);
     Trial trial;
     for (const auto& [variable, literal] : moved.other_than) {
-      const bool moved_off = std::any_of(instances.begin(), instances.end(), [&](const verify::Instance& instance) {
-        const auto bound = instance.match.variables.find(variable);
-        return bound != instance.match.variables.end() && !(bound->second == literal);
-      });
-      if (moved_off) trial.varied.push_back(variable);
+      if (std::any_of(instances.begin(), instances.end(), [&](const verify::Instance& instance) {
+            return verify::moves_off(instance.match, variable, literal);
+          })) {
+        trial.varied.push_back(variable);
+      }
     }
     trial.held = run_on_floats(instances) == FloatVerdict::kEqual;
     return trial;

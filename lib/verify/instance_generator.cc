@@ -543,14 +543,6 @@ std::optional<Instance> failure(Reasons* reasons, Stage stage, const std::string
   return std::nullopt;
 }
 
-/// Whether `match` binds one of `other_than`'s variables to another value than the one given.
-bool moves_off(const rewrite::Match& match, const std::vector<std::pair<std::string, ir::AttrValue>>& other_than) {
-  return std::any_of(other_than.begin(), other_than.end(), [&](const auto& given) {
-    const auto bound = match.variables.find(given.first);
-    return bound != match.variables.end() && !(bound->second == given.second);
-  });
-}
-
 /// Builds, matches and rewrites one candidate; nullopt for a candidate seen before or one that
 /// failed (with the reason added to `reasons`, when not null).
 std::optional<Instance> try_candidate(Attempt& attempt, bool solve_dims, std::set<std::string>& seen,
@@ -563,7 +555,10 @@ std::optional<Instance> try_candidate(Attempt& attempt, bool solve_dims, std::se
   const std::vector<rewrite::Match> matches = attempt.whole_matches();
   if (matches.empty()) return reasons ? failure(reasons, Stage::kMatch, attempt.unmatched_reason()) : std::nullopt;
   if (!other_than.empty() &&
-      std::none_of(matches.begin(), matches.end(), [&](const rewrite::Match& match) { return moves_off(match, other_than); })) {
+      std::none_of(matches.begin(), matches.end(), [&](const rewrite::Match& match) {
+        return std::any_of(other_than.begin(), other_than.end(),
+                           [&](const auto& given) { return moves_off(match, given.first, given.second); });
+      })) {
     return std::nullopt;
   }
   reason = attempt.rewrite_first(matches);
@@ -572,6 +567,11 @@ std::optional<Instance> try_candidate(Attempt& attempt, bool solve_dims, std::se
 }
 
 }  // namespace
+
+bool moves_off(const rewrite::Match& match, const std::string& variable, const ir::AttrValue& value) {
+  const auto bound = match.variables.find(variable);
+  return bound != match.variables.end() && !(bound->second == value);
+}
 
 std::vector<Instance> make_instances(const rules::Rule& rule, const InstanceOptions& options, std::string* why_none) {
   const SourcePlan plan = plan_source(rule);

@@ -53,6 +53,10 @@ struct InstanceOptions {
   std::vector<std::pair<std::string, ir::AttrValue>> other_than;
 };
 
+/// Whether `match` binds `variable` to another value than `value` (an instance that moves it off
+/// the value, `InstanceOptions::other_than`).
+bool moves_off(const rewrite::Match& match, const std::string& variable, const ir::AttrValue& value);
+
 /// Up to `options.count` distinct instances of `rule`, found by drawing small random shapes and
 /// attribute values for its source pattern, keeping those the Matcher matches whole and `apply`
 /// rewrites. Deterministic for a seed. When none is found, returns empty and says why in
