@@ -8,6 +8,7 @@
 #include <numeric>
 #include <optional>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <nlohmann/json.hpp>
@@ -354,10 +355,6 @@ FloatVerdict run_on_floats(const std::vector<verify::Instance>& instances) {
   return FloatVerdict::kEqual;
 }
 
-/// Lets the rewriter apply `rule` on random small shapes and runs source and target on floats.
-FloatVerdict float_check(const rules::Rule& rule, const verify::InstanceOptions& instance_options) {
-  return run_on_floats(verify::make_instances(rule, instance_options));
-}
 
 /// The attribute value a literal of the rule language stands for.
 ir::AttrValue literal_value(const rules::Expr& literal) {
@@ -378,9 +375,9 @@ struct Checked {
   bool opened = false;  ///< A parameter was opened.
 };
 
-Checked check_and_generalise(Candidate& candidate, const GenerateOptions& options, const EnumerateOptions& enumerate) {
-  candidate.pair.renaming = readable_renaming(candidate.pair);
-  const rules::Rule rule = write_rule(candidate.pair, "gen-" + candidate.pair.universe->name, enumerate);
+/// Lets the rewriter apply `rule` on random small shapes, source and target run on floats, then
+/// opens what still holds. `cache` holds the source graphs of the rules with `rule`'s source.
+Checked check_and_generalise(const rules::Rule& rule, const GenerateOptions& options, verify::InstanceCache& cache) {
   Checked checked;
   verify::InstanceOptions fixed;
   // A condition on a sum of dims (a matrix product of concatenations: the inner dims agree as
@@ -393,7 +390,7 @@ Checked check_and_generalise(Candidate& candidate, const GenerateOptions& option
   fixed.count = sums ? options.sum_instances : options.float_instances;
   fixed.attempts = 2000;
   fixed.solve_dims = sums;
-  checked.verdict = float_check(rule, fixed);
+  checked.verdict = run_on_floats(cache.instances(rule, fixed));
   if (checked.verdict != FloatVerdict::kEqual) return checked;
   // An opened parameter is checked on larger instances than the first check's: each attempt's
   // dims are drawn up to a limit of 3 to 5, as on images of 1 or 2 pixels a strided 1 x 1
@@ -410,7 +407,7 @@ Checked check_and_generalise(Candidate& candidate, const GenerateOptions& option
                                       const std::vector<Opening>& step) {
     verify::InstanceOptions moved = open;
     for (const Opening& opening : step) moved.other_than.emplace_back(opening.variable, literal_value(opening.literal));
-    const std::vector<verify::Instance> instances = verify::make_instances(opened, moved);
+    const std::vector<verify::Instance> instances = cache.instances(opened, moved);
     Trial trial;
     for (const auto& [variable, literal] : moved.other_than) {
       if (std::any_of(instances.begin(), instances.end(), [&](const verify::Instance& instance) {
@@ -429,9 +426,28 @@ Checked check_and_generalise(Candidate& candidate, const GenerateOptions& option
 /// The rules of the candidates the float check confirms, counting the others.
 std::vector<rules::Rule> confirm(std::vector<Candidate> candidates, const GenerateOptions& options, StageCounts& counts) {
   const EnumerateOptions enumerate = enumerate_options(options);
+  std::vector<rules::Rule> rules(candidates.size());
+  run_parallel(candidates.size(), options.jobs, [&](std::size_t i) {
+    candidates[i].pair.renaming = readable_renaming(candidates[i].pair);
+    rules[i] = write_rule(candidates[i].pair, "gen-" + candidates[i].pair.universe->name, enumerate);
+  });
+  // The candidates of one fingerprint class share their sources (about two rules to a source at
+  // 4 operators): a group of rules with one source is checked on one thread with one instance
+  // cache, which builds and matches each source graph once for the group.
+  std::vector<std::vector<std::size_t>> groups;
+  {
+    std::unordered_map<std::string, std::size_t> group_of;
+    for (std::size_t i = 0; i < rules.size(); ++i) {
+      const auto [it, fresh] = group_of.emplace(verify::source_key(rules[i]), groups.size());
+      if (fresh) groups.emplace_back();
+      groups[it->second].push_back(i);
+    }
+  }
   std::vector<Checked> checked(candidates.size());
-  run_parallel(candidates.size(), options.jobs,
-               [&](std::size_t i) { checked[i] = check_and_generalise(candidates[i], options, enumerate); });
+  run_parallel(groups.size(), options.jobs, [&](std::size_t g) {
+    verify::InstanceCache cache;
+    for (std::size_t i : groups[g]) checked[i] = check_and_generalise(rules[i], options, cache);
+  });
   std::vector<rules::Rule> kept;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const FloatVerdict verdict = checked[i].verdict;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <set>
@@ -185,6 +186,16 @@ std::string constant_text(const ir::Tensor& tensor) {
 
 // ---- One attempt.
 
+/// A source graph an attempt built that the rule's source matches whole (and, with `other_than`,
+/// that moves what it names): what any rule with this source rewrites into an instance.
+struct Drawn {
+  int attempt = 0;  ///< Its number in the search's sequence of attempts.
+  ir::Graph source;
+  std::vector<rewrite::Match> matches;
+  std::set<std::string> free_weights;
+  std::string description;
+};
+
 /// One random candidate: the source drawn and built as a graph, then matched and rewritten.
 class Attempt {
  public:
@@ -226,18 +237,6 @@ class Attempt {
     return matches;
   }
 
-  /// Applies the first of `matches` the rewriter accepts; returns why it accepted none, or empty.
-  std::string rewrite_first(const std::vector<rewrite::Match>& matches) {
-    std::string refusal;
-    for (const rewrite::Match& match : matches) {
-      target_ = rewrite::apply(graph_, match, &refusal);
-      if (target_) {
-        applied_ = match;
-        return {};
-      }
-    }
-    return "rewrite::apply refused the match: " + refusal;
-  }
 
   /// Why the Matcher found no whole match: the first `where` that fails on the drawn binding.
   std::string unmatched_reason() const {
@@ -262,9 +261,9 @@ class Attempt {
     return text;
   }
 
-  Instance take(std::string description) {
-    return Instance{std::move(graph_), std::move(*target_), std::move(free_weights_), std::move(description),
-                    std::move(applied_)};
+  /// The graph built, with its whole matches and description, as attempt number `number`.
+  Drawn take(int number, std::vector<rewrite::Match> matches, std::string description) {
+    return Drawn{number, std::move(graph_), std::move(matches), std::move(free_weights_), std::move(description)};
   }
 
  private:
@@ -491,8 +490,6 @@ class Attempt {
   std::map<std::string, std::vector<ir::ValueId>> lists_;
   std::map<std::string, ir::AttrValue> variables_;
   std::set<std::string> free_weights_;
-  std::optional<ir::Graph> target_;
-  rewrite::Match applied_;
 };
 
 // ---- The search.
@@ -538,22 +535,24 @@ class Reasons {
   std::map<std::pair<Stage, std::string>, int> counts_;
 };
 
-std::optional<Instance> failure(Reasons* reasons, Stage stage, const std::string& reason) {
+template <typename T>
+std::optional<T> failure(Reasons* reasons, Stage stage, const std::string& reason) {
   if (reasons) reasons->add(stage, reason);
   return std::nullopt;
 }
 
-/// Builds, matches and rewrites one candidate; nullopt for a candidate seen before or one that
-/// failed (with the reason added to `reasons`, when not null).
-std::optional<Instance> try_candidate(Attempt& attempt, bool solve_dims, std::set<std::string>& seen,
-                                      const std::vector<std::pair<std::string, ir::AttrValue>>& other_than,
-                                      Reasons* reasons) {
-  std::string reason = attempt.build(solve_dims);
-  if (!reason.empty()) return failure(reasons, Stage::kBuild, reason);
+/// Builds and matches one attempt's source graph; nullopt for a graph seen before, one that
+/// moves nothing `other_than` names, or one that failed (with the reason added to `reasons`,
+/// when not null).
+std::optional<Drawn> draw_source(Attempt& attempt, int number, bool solve_dims, std::set<std::string>& seen,
+                                 const std::vector<std::pair<std::string, ir::AttrValue>>& other_than,
+                                 Reasons* reasons) {
+  const std::string reason = attempt.build(solve_dims);
+  if (!reason.empty()) return failure<Drawn>(reasons, Stage::kBuild, reason);
   std::string description = attempt.describe();
   if (!seen.insert(description).second) return std::nullopt;
-  const std::vector<rewrite::Match> matches = attempt.whole_matches();
-  if (matches.empty()) return reasons ? failure(reasons, Stage::kMatch, attempt.unmatched_reason()) : std::nullopt;
+  std::vector<rewrite::Match> matches = attempt.whole_matches();
+  if (matches.empty()) return reasons ? failure<Drawn>(reasons, Stage::kMatch, attempt.unmatched_reason()) : std::nullopt;
   if (!other_than.empty() &&
       std::none_of(matches.begin(), matches.end(), [&](const rewrite::Match& match) {
         return std::any_of(other_than.begin(), other_than.end(),
@@ -561,9 +560,116 @@ std::optional<Instance> try_candidate(Attempt& attempt, bool solve_dims, std::se
       })) {
     return std::nullopt;
   }
-  reason = attempt.rewrite_first(matches);
-  if (!reason.empty()) return failure(reasons, Stage::kApply, reason);
-  return attempt.take(std::move(description));
+  return attempt.take(number, std::move(matches), std::move(description));
+}
+
+/// `drawn` rewritten by `rule` (whose source drew it) at the first match the rewriter accepts.
+std::optional<Instance> rewrite_drawn(const Drawn& drawn, const rules::Rule& rule, Reasons* reasons) {
+  std::string refusal;
+  for (const rewrite::Match& match : drawn.matches) {
+    rewrite::Match applied = match;
+    applied.rule = &rule;
+    std::optional<ir::Graph> target = rewrite::apply(drawn.source, applied, &refusal);
+    if (target) return Instance{drawn.source, std::move(*target), drawn.free_weights, drawn.description, std::move(applied)};
+  }
+  return failure<Instance>(reasons, Stage::kApply, "rewrite::apply refused the match: " + refusal);
+}
+
+}  // namespace
+
+/// One search's attempts, drawn on demand and kept: the source graphs of a rule, rewritten by
+/// each rule with that source that asks.
+class InstanceSearch {
+ public:
+  InstanceSearch(const rules::Rule& rule, const InstanceOptions& options)
+      : rule_(rule),
+        options_(options),
+        plan_(plan_source(rule_)),
+        rng_(options.seed),
+        acyclic_(plan_.order.size() == rule_.source.size()),
+        solve_dims_(options.solve_dims && plan_.equations.has_sums()),
+        // Solved dims are drawn uniformly from a space that may hold fewer instances than
+        // wanted (a rule whose equalities leave one square size has three): a long run of
+        // attempts that finds nothing new ends the search there.
+        patience_(solve_dims_ ? kSolvedPatience : !options.other_than.empty() ? kMovedPatience : options.attempts) {}
+
+  /// What make_instances(rule, options) gives, for `rule` with the source this search draws.
+  /// Why candidates failed is added to `reasons` (when not null) only until the first instance:
+  /// finding which condition failed took a third of a failed match's time.
+  std::vector<Instance> instances(const rules::Rule& rule, Reasons* reasons) {
+    std::vector<Instance> found;
+    if (!acyclic_) {
+      if (reasons) reasons->add(Stage::kBuild, "the source pattern has a cycle");
+      return found;
+    }
+    int fruitless = 0;  // attempts since the last new instance
+    int previous = -1;  // the last attempt looked at
+    for (std::size_t i = 0; static_cast<int>(found.size()) < options_.count; ++i) {
+      // The attempts the search still makes: before the limit, and before `patience_` in a row found nothing.
+      const int limit = std::min(options_.attempts, previous + 1 + patience_ - fruitless);
+      Reasons* why = found.empty() ? reasons : nullptr;
+      if (!draw_until(i, limit, why)) break;
+      const Drawn& drawn = drawn_[i];
+      fruitless += drawn.attempt - previous - 1;
+      previous = drawn.attempt;
+      std::optional<Instance> instance = rewrite_drawn(drawn, rule, why);
+      fruitless = instance ? 0 : fruitless + 1;
+      if (instance) found.push_back(std::move(*instance));
+    }
+    return found;
+  }
+
+ private:
+  /// Makes attempts until `drawn_` holds index `i` or the next attempt would reach `limit`;
+  /// whether it holds index `i` from an attempt before `limit` (a search for another rule may
+  /// have drawn further).
+  bool draw_until(std::size_t i, int limit, Reasons* reasons) {
+    for (; drawn_.size() <= i && next_attempt_ < limit; ++next_attempt_) {
+      const DrawSettings settings = draw_settings(rng_, options_.max_dim, options_.min_dim_limit);
+      Attempt attempt(rule_, plan_, settings, options_);
+      std::optional<Drawn> drawn = draw_source(attempt, next_attempt_, solve_dims_, seen_, options_.other_than, reasons);
+      if (drawn) drawn_.push_back(std::move(*drawn));
+    }
+    return drawn_.size() > i && drawn_[i].attempt < limit;
+  }
+
+  const rules::Rule rule_;
+  const InstanceOptions options_;
+  const SourcePlan plan_;
+  std::mt19937 rng_;
+  const bool acyclic_;
+  const bool solve_dims_;
+  const int patience_;
+  int next_attempt_ = 0;
+  std::set<std::string> seen_;  ///< Descriptions of the graphs built so far.
+  std::vector<Drawn> drawn_;
+};
+
+std::string source_key(const rules::Rule& rule) {
+  std::string key;
+  for (const PatternNode& node : rule.source) {
+    key += std::string(ops::kind_name(node.op)) + "(";
+    for (const std::string& input : node.inputs) key += input + ",";
+    key += ")";
+    for (const std::string& output : node.outputs) key += output + ",";
+    for (const rules::AttrSetting& setting : node.attrs) key += setting.name + "=" + rules::to_string(setting.value) + ";";
+    key += "\n";
+  }
+  for (const Expr& condition : rule.conditions) key += "where " + rules::to_string(condition) + "\n";
+  for (const rules::OutputMap& map : rule.outputs) key += "map " + map.source + "\n";
+  return key;
+}
+
+namespace {
+
+/// The options as text, for a cache key.
+std::string options_key(const InstanceOptions& options) {
+  std::string key = std::to_string(options.count) + " " + std::to_string(options.attempts) + " " +
+                    std::to_string(options.seed) + " " + std::to_string(options.max_dim) + " " +
+                    std::to_string(options.max_elements) + " " + std::to_string(options.solve_dims) + " " +
+                    std::to_string(options.min_dim_limit);
+  for (const auto& [variable, value] : options.other_than) key += " " + variable + "!=" + ir::to_string(value);
+  return key;
 }
 
 }  // namespace
@@ -574,36 +680,23 @@ bool moves_off(const rewrite::Match& match, const std::string& variable, const i
 }
 
 std::vector<Instance> make_instances(const rules::Rule& rule, const InstanceOptions& options, std::string* why_none) {
-  const SourcePlan plan = plan_source(rule);
-  std::mt19937 rng(options.seed);
-  std::vector<Instance> instances;
-  std::set<std::string> seen;
+  InstanceSearch search(rule, options);
   Reasons reasons;
-  const bool acyclic = plan.order.size() == rule.source.size();
-  if (!acyclic) reasons.add(Stage::kBuild, "the source pattern has a cycle");
-  const bool solve_dims = options.solve_dims && plan.equations.has_sums();
-  // Solved dims are drawn uniformly from a space that may hold fewer instances than wanted (a
-  // rule whose equalities leave one square size has three): a long run of attempts that finds
-  // nothing new ends the search there.
-  const int patience = solve_dims ? kSolvedPatience : !options.other_than.empty() ? kMovedPatience : options.attempts;
-  int fruitless = 0;  // attempts since the last new instance
-  for (int attempt = 0; acyclic && attempt < options.attempts && fruitless < patience &&
-                        static_cast<int>(instances.size()) < options.count;
-       ++attempt) {
-    const DrawSettings settings = draw_settings(rng, options.max_dim, options.min_dim_limit);
-    Attempt candidate(rule, plan, settings, options);
-    // Why candidates failed is told only when none succeeds: after the first instance, it is not
-    // counted (finding which condition failed took a third of a failed match's time).
-    std::optional<Instance> instance = try_candidate(candidate, solve_dims, seen, options.other_than,
-                                                       instances.empty() ? &reasons : nullptr);
-    fruitless = instance ? 0 : fruitless + 1;
-    if (instance) instances.push_back(std::move(*instance));
-  }
+  std::vector<Instance> instances = search.instances(rule, &reasons);
   if (instances.empty() && why_none) {
     *why_none =
         "no small instance found in " + std::to_string(options.attempts) + " attempts: " + reasons.most_common();
   }
   return instances;
+}
+
+InstanceCache::InstanceCache() = default;
+InstanceCache::~InstanceCache() = default;
+
+std::vector<Instance> InstanceCache::instances(const rules::Rule& rule, const InstanceOptions& options) {
+  std::unique_ptr<InstanceSearch>& search = searches_[source_key(rule) + options_key(options)];
+  if (!search) search = std::make_unique<InstanceSearch>(rule, options);
+  return search->instances(rule, nullptr);
 }
 
 }  // namespace graphsub::verify

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -65,5 +67,31 @@ bool moves_off(const rewrite::Match& match, const std::string& variable, const i
 /// attempts: where 1 == 0 never held".
 std::vector<Instance> make_instances(const rules::Rule& rule, const InstanceOptions& options,
                                      std::string* why_none = nullptr);
+
+/// What of a rule an instance search reads before its target, as text: its source pattern,
+/// conditions and mapped source values. Rules with equal keys draw the same source graphs.
+std::string source_key(const rules::Rule& rule);
+
+class InstanceSearch;
+
+/// make_instances for many rules, several of which have one source: rules with the same source
+/// pattern, conditions and mapped source values draw the same source graphs for the same
+/// options, so the graphs one rule's search built and matched are kept and each other rule only
+/// rewrites them. instances() gives exactly what make_instances gives. The rule generator's
+/// candidates share their sources about two to one; what is kept grows with the searches asked
+/// for, so one cache serves one group of rules with a common source.
+class InstanceCache {
+ public:
+  InstanceCache();
+  ~InstanceCache();
+  InstanceCache(const InstanceCache&) = delete;
+  InstanceCache& operator=(const InstanceCache&) = delete;
+
+  /// make_instances(rule, options), without the reason for none.
+  std::vector<Instance> instances(const rules::Rule& rule, const InstanceOptions& options);
+
+ private:
+  std::map<std::string, std::unique_ptr<InstanceSearch>> searches_;
+};
 
 }  // namespace graphsub::verify

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -214,6 +215,50 @@ TEST_CASE("window parameters are opened where the rule holds for all of them, an
   CHECK(pointwise_text.find("?conv_strides") == std::string::npos);
   CHECK(pointwise_text.find("?avgpool_strides") != std::string::npos);
   check_numerically(*pointwise);
+}
+
+
+TEST_CASE("an instance cache gives each rule of a shared source what make_instances gives", "[generate]") {
+  // Generated rules share sources (one fingerprint class, several targets); asked in either order,
+  // the cache must give every rule the instances its own search gives, also where another rule's
+  // search drew further than this rule's patience allows.
+  const GenerateResult result = generate(options_for({"conv.conv", "conv.avgpool3", "conv.concat0", "conv.split0"}, 3));
+  std::map<std::string, std::vector<const rules::Rule*>> groups;
+  for (const rules::Rule& rule : result.rules) groups[verify::source_key(rule)].push_back(&rule);
+  REQUIRE(groups.size() < result.rules.size());
+  verify::InstanceOptions fixed;
+  fixed.count = 2;
+  verify::InstanceOptions moved;
+  moved.count = 3;
+  moved.max_dim = 5;
+  moved.min_dim_limit = 3;
+  moved.max_elements = 4096;
+  moved.other_than = {{"avgpool_strides", ir::AttrValue(std::vector<int64_t>{1, 1})},
+                      {"conv_strides", ir::AttrValue(std::vector<int64_t>{1, 1})}};
+  const auto described = [](const std::vector<verify::Instance>& instances) {
+    std::vector<std::string> lines;
+    for (const verify::Instance& instance : instances) {
+      lines.push_back(instance.description + " -> " + std::to_string(instance.target.node_ids().size()) + " nodes");
+    }
+    return lines;
+  };
+  std::size_t shared = 0;
+  for (const auto& [key, group] : groups) {
+    shared += group.size() > 1;
+    for (const bool reversed : {false, true}) {
+      verify::InstanceCache cache;
+      for (std::size_t k = 0; k < group.size(); ++k) {
+        const rules::Rule& rule = *group[reversed ? group.size() - 1 - k : k];
+        INFO(rules::print_rule(rule));
+        for (const verify::InstanceOptions* options : {&fixed, &moved}) {
+          const std::vector<verify::Instance> cached = cache.instances(rule, *options);
+          CHECK(described(cached) == described(verify::make_instances(rule, *options)));
+          for (const verify::Instance& instance : cached) CHECK(instance.match.rule == &rule);
+        }
+      }
+    }
+  }
+  CHECK(shared > 0);
 }
 
 }  // namespace graphsub::generate

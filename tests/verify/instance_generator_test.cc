@@ -155,5 +155,61 @@ end
   CHECK(verify::make_instances(rules[0], options).empty());
 }
 
+
+TEST_CASE("an instance cache gives a rule what its own search gives, whatever was asked before") {
+  // Two rules of one source (two of the generator's, one step into opening the pooling's
+  // strides): the first rewrites every graph drawn, the second only those whose pooled image
+  // keeps its size, so its own search gives up where the first one's drew on.
+  const std::string source = R"(  source
+    s5 = Concat(v, v) [axis = 0]
+    s6 = Conv(x, s5) [kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1, activation = "none"]
+    s7, s8 = Split(s6) [axis = 1, split = [shape(v)[0], shape(v)[0]]]
+    s9 = AveragePool(s7) [kernel_shape = ?k, strides = ?s, pads = ?p, ceil_mode = 0, count_include_pad = 1]
+  where rank(v) == 4
+  where rank(x) == 4
+  where shape(v)[1] == shape(x)[1]
+)";
+  const std::vector<rules::Rule> rules = rules::parse_rules("rule every\n" + source + R"(  target
+    t5 = Conv(x, v) [kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1, activation = "none"]
+    t6 = AveragePool(x) [kernel_shape = ?k, strides = ?s, pads = ?p, ceil_mode = 0, count_include_pad = 1]
+    t7 = Conv(t6, v) [kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1, activation = "none"]
+  map s8 -> t5, s9 -> t7
+end
+rule same-size
+)" + source + R"(  target
+    t5 = AveragePool(x) [kernel_shape = ?k, strides = ?s, pads = ?p, ceil_mode = 0, count_include_pad = 1]
+    t6 = Concat(t5, x) [axis = 0]
+    t7 = Conv(t6, v) [kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1, activation = "none"]
+    t8, t9 = Split(t7) [axis = 0, split = [shape(x)[0], shape(x)[0]]]
+  map s8 -> t9, s9 -> t8
+end
+)",
+                                                            "shared.rules");
+  REQUIRE(rules.size() == 2);
+  REQUIRE(verify::source_key(rules[0]) == verify::source_key(rules[1]));
+  verify::InstanceOptions options;
+  options.count = 3;
+  options.max_dim = 5;
+  options.min_dim_limit = 3;
+  options.max_elements = 4096;
+  options.other_than = {{"s", ir::AttrValue(std::vector<int64_t>{1, 1})}};
+  const std::vector<std::string> every = descriptions(verify::make_instances(rules[0], options));
+  const std::vector<std::string> same_size = descriptions(verify::make_instances(rules[1], options));
+  CHECK(!every.empty());
+  CHECK(same_size.size() < every.size());
+  for (const bool reversed : {false, true}) {
+    verify::InstanceCache cache;
+    for (std::size_t k = 0; k < 2; ++k) {
+      const std::size_t i = reversed ? 1 - k : k;
+      const std::vector<verify::Instance> cached = cache.instances(rules[i], options);
+      CHECK(descriptions(cached) == (i == 0 ? every : same_size));
+      for (const verify::Instance& instance : cached) {
+        CHECK(instance.match.rule == &rules[i]);
+        check_instance(rules[i], instance);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace graphsub
