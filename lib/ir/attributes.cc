@@ -26,6 +26,17 @@ std::string join(const std::vector<T>& values) {
   return out.str();
 }
 
+/// Integers without a stream: the rule generator describes every instance it draws with these,
+/// and a stream's construction cost more than the digits.
+std::string join(const std::vector<int64_t>& values) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i) text += ',';
+    text += std::to_string(values[i]);
+  }
+  return text + "]";
+}
+
 uint64_t hash_value(uint64_t hash, const AttrValue& value) {
   hash = hash_combine(hash, value.index());
   if (const auto* v = std::get_if<int64_t>(&value)) return hash_combine(hash, static_cast<uint64_t>(*v));

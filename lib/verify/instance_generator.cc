@@ -42,6 +42,9 @@ struct SourcePlan {
   std::map<std::string, double> fills;   ///< `value(x) == V`: a constant, V in every element.
   std::set<std::string> whole_lists;     ///< Lists that are all of a node's inputs or outputs.
   DimEquations equations;                ///< The conditions' equalities of dims.
+  /// Per source node and setting, the value of a setting that reads nothing the attempt binds
+  /// (a literal): evaluated once, not on every attempt.
+  std::vector<std::vector<std::optional<ir::AttrValue>>> literals;
 };
 
 // ---- Reading the rule.
@@ -136,8 +139,21 @@ void read_ranks(const std::vector<PatternNode>& source, SourcePlan& plan) {
   }
 }
 
+/// The value of `expr` where nothing is bound, when it has one: a literal's.
+std::optional<ir::AttrValue> literal_attr(const Expr& expr) {
+  const ir::Graph none;
+  const std::map<std::string, ir::ValueId> values;
+  const std::map<std::string, ir::AttrValue> variables;
+  const rewrite::EvalResult result = rewrite::evaluate(expr, rewrite::EvalContext{none, values, variables, nullptr});
+  return result.ok() ? rewrite::to_attr(result.value) : std::nullopt;
+}
+
 SourcePlan plan_source(const rules::Rule& rule) {
   SourcePlan plan;
+  for (const PatternNode& node : rule.source) {
+    plan.literals.emplace_back();
+    for (const rules::AttrSetting& setting : node.attrs) plan.literals.back().push_back(literal_attr(setting.value));
+  }
   plan.order = dependency_order(rule.source);
   plan.equations = DimEquations(rule);
   for (const Expr& condition : rule.conditions) read_condition(condition, plan);
@@ -322,12 +338,19 @@ class Attempt {
     return ops::folded_nodes(graph_)[value.producer];
   }
 
-  /// The settings the rule fixes before the node is drawn: literals and bound variables.
-  ir::Attributes fixed_attributes(const PatternNode& pattern) const {
+  /// The settings the rule fixes before source node `index` is drawn: literals and bound variables.
+  ir::Attributes fixed_attributes(std::size_t index) const {
     ir::Attributes fixed;
-    const rewrite::EvalContext context = eval_context();
-    for (const rules::AttrSetting& setting : pattern.attrs) {
-      const rewrite::EvalResult result = rewrite::evaluate(setting.value, context);
+    const PatternNode& pattern = rule_.source[index];
+    std::optional<rewrite::EvalContext> context;
+    for (std::size_t i = 0; i < pattern.attrs.size(); ++i) {
+      const rules::AttrSetting& setting = pattern.attrs[i];
+      if (const std::optional<ir::AttrValue>& literal = plan_.literals[index][i]) {
+        fixed.set(setting.name, *literal);
+        continue;
+      }
+      if (!context) context.emplace(eval_context());
+      const rewrite::EvalResult result = rewrite::evaluate(setting.value, *context);
       std::optional<ir::AttrValue> value = result.ok() ? rewrite::to_attr(result.value) : std::nullopt;
       if (value) fixed.set(setting.name, std::move(*value));
     }
@@ -350,7 +373,7 @@ class Attempt {
   std::string add_node(std::size_t index) {
     const PatternNode& pattern = rule_.source[index];
     const std::vector<Key> inputs = keys_of(pattern.inputs);
-    NodeDraw draw{settings_, {}, static_cast<int>(keys_of(pattern.outputs).size()), fixed_attributes(pattern), {}};
+    NodeDraw draw{settings_, {}, static_cast<int>(keys_of(pattern.outputs).size()), fixed_attributes(index), {}};
     for (const Key& key : inputs) {
       draw.inputs.push_back(input_draw(key));
       const std::optional<ir::TensorType>& type = draw.inputs.back().type;
