@@ -55,10 +55,9 @@ std::string value_name(int slot, const std::vector<std::string>& names, const st
 }
 
 /// The node lines of `graph`, its operator outputs named `prefix` + slot number.
-std::string node_lines(const GraphPair& pair, const CompactGraph& graph, const std::string& prefix,
-                       const std::vector<std::string>& names, const EnumerateOptions& options) {
+std::string node_lines(const GraphPair& pair, const CompactGraph& graph, const std::vector<Slot>& slots,
+                       const std::string& prefix, const std::vector<std::string>& names) {
   const Universe& universe = *pair.universe;
-  const std::vector<Slot> slots = evaluate(universe, graph, options);
   auto name_of = [&](int slot) { return value_name(slot, names, prefix); };
   std::string text;
   int next_slot = static_cast<int>(names.size());
@@ -122,10 +121,10 @@ std::vector<std::pair<DimExpr, DimExpr>> agreements(const OpChoice& op, const st
   return pairs;
 }
 
-/// Appends the agreements of `graph`'s operators and the 1 x 1 of its enlarged kernels.
-void add_conditions(const Universe& universe, const CompactGraph& graph, const std::vector<std::string>& names,
-                    const EnumerateOptions& options, std::vector<std::string>& conditions) {
-  const std::vector<Slot> slots = evaluate(universe, graph, options);
+/// Appends the agreements of `graph`'s operators (its slots evaluated) and the 1 x 1 of its
+/// enlarged kernels.
+void add_conditions(const Universe& universe, const CompactGraph& graph, const std::vector<Slot>& slots,
+                    const std::vector<std::string>& names, std::vector<std::string>& conditions) {
   for (int i = 0; i < graph.num_ops; ++i) {
     const OpRecord& record = graph.ops[static_cast<std::size_t>(i)];
     const OpChoice& op = universe.ops[record.choice];
@@ -153,11 +152,11 @@ void add_conditions(const Universe& universe, const CompactGraph& graph, const s
 /// enumerated shapes only where its operators fit, such as concat1(a + b, b + c) for
 /// concat1(a, b) + concat1(b, c), is stated for those), and that an enlarged kernel is 1 x 1
 /// (pooling commutes with a 1 x 1 convolution only).
-std::string shape_conditions(const GraphPair& pair, const std::vector<std::string>& names,
-                             const EnumerateOptions& options) {
+std::string shape_conditions(const GraphPair& pair, const std::vector<Slot>& source_slots,
+                             const std::vector<Slot>& target_slots, const std::vector<std::string>& names) {
   std::vector<std::string> conditions;
-  add_conditions(*pair.universe, pair.source, names, options, conditions);
-  add_conditions(*pair.universe, pair.target, names, options, conditions);
+  add_conditions(*pair.universe, pair.source, source_slots, names, conditions);
+  add_conditions(*pair.universe, pair.target, target_slots, names, conditions);
   std::string text;
   for (std::size_t i = 0; i < conditions.size(); ++i) {
     if (std::find(conditions.begin(), conditions.begin() + static_cast<std::ptrdiff_t>(i), conditions[i]) ==
@@ -197,13 +196,16 @@ rules::Rule write_rule(const GraphPair& pair, const std::string& name, const Enu
   for (const auto& [source, target] : pair.outputs) {
     for (int input : inputs_of(term_of(universe, pair.source, source))) used.insert(input);
   }
+  // Each graph evaluated once: the writer reads its dims, dim expressions and split points.
+  const std::vector<Slot> source_slots = evaluate(universe, pair.source, options);
+  const std::vector<Slot> target_slots = evaluate(universe, pair.target, options);
   std::string text = comment(pair, names) + "rule " + name + "\n  origin generated\n  source\n";
-  text += node_lines(pair, pair.source, "s", names, options);
+  text += node_lines(pair, pair.source, source_slots, "s", names);
   for (const auto& [name, rank] : ranks(universe, used, names)) {
     text += "  where rank(" + name + ") == " + std::to_string(rank) + "\n";
   }
-  text += shape_conditions(pair, names, options);
-  text += "  target\n" + node_lines(pair, pair.target, "t", names, options) + "  map ";
+  text += shape_conditions(pair, source_slots, target_slots, names);
+  text += "  target\n" + node_lines(pair, pair.target, target_slots, "t", names) + "  map ";
   for (std::size_t i = 0; i < pair.outputs.size(); ++i) {
     const auto [source, target] = pair.outputs[i];
     text += (i > 0 ? ", " : "") + value_name(source, names, "s") + " -> " + value_name(target, names, "t");

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "ir/error.h"
+
 namespace graphsub::generate {
 namespace {
 
@@ -195,7 +197,7 @@ std::optional<std::vector<Slot>> enlarge(const OpChoice& op, const Slot& w) {
   }
   const int64_t k = op.kernel, centre = k / 2;
   Slot out = computed({w.dims[0], w.dims[1], k, k}, Role::kWeight);
-  out.dim_exprs = {w.dim_exprs[0], w.dim_exprs[1], DimExpr{{}, k}, DimExpr{{}, k}};
+  out.dim_exprs = {w.dim_exprs[0], w.dim_exprs[1], DimExpr::of_constant(k), DimExpr::of_constant(k)};
   for (int64_t i = 0; i < w.dims[0] * w.dims[1]; ++i) out.values[(i * k + centre) * k + centre] = w.values[i];
   return std::vector<Slot>{std::move(out)};
 }
@@ -255,18 +257,57 @@ uint32_t Field::inverse(uint32_t a) const {
   return result;
 }
 
+DimExpr DimExpr::of_input(int input, int axis) {
+  DimExpr dim;
+  dim.terms[0] = Term{static_cast<uint8_t>(input), static_cast<uint8_t>(axis), 1};
+  dim.size = 1;
+  return dim;
+}
+
+DimExpr DimExpr::of_constant(int64_t value) {
+  DimExpr dim;
+  dim.constant = value;
+  return dim;
+}
+
+bool DimExpr::operator==(const DimExpr& other) const {
+  if (size != other.size || constant != other.constant) return false;
+  for (std::size_t i = 0; i < size; ++i) {
+    if (terms[i].input != other.terms[i].input || terms[i].axis != other.terms[i].axis ||
+        terms[i].count != other.terms[i].count) {
+      return false;
+    }
+  }
+  return true;
+}
+
 DimExpr operator+(const DimExpr& a, const DimExpr& b) {
-  DimExpr sum{a.terms, a.constant + b.constant};
-  sum.terms.insert(sum.terms.end(), b.terms.begin(), b.terms.end());
-  std::sort(sum.terms.begin(), sum.terms.end());
+  DimExpr sum = DimExpr::of_constant(a.constant + b.constant);
+  const auto key = [](const DimExpr::Term& term) { return std::make_pair(term.input, term.axis); };
+  std::size_t i = 0, j = 0;
+  while (i < a.size || j < b.size) {
+    DimExpr::Term next;
+    if (j == b.size || (i < a.size && key(a.terms[i]) < key(b.terms[j]))) {
+      next = a.terms[i++];
+    } else if (i == a.size || key(b.terms[j]) < key(a.terms[i])) {
+      next = b.terms[j++];
+    } else {
+      next = a.terms[i++];
+      next.count = static_cast<uint16_t>(next.count + b.terms[j++].count);
+    }
+    if (sum.size == DimExpr::kCapacity) throw Error("generate: a dim sums more input dims than a DimExpr holds");
+    sum.terms[sum.size++] = next;
+  }
   return sum;
 }
 
 std::string to_rule_text(const DimExpr& dim, const std::vector<std::string>& names) {
   std::string text;
-  for (const auto& [input, axis] : dim.terms) {
-    text += (text.empty() ? "" : " + ") + std::string("shape(") + names[static_cast<std::size_t>(input)] + ")[" +
-            std::to_string(axis) + "]";
+  for (std::size_t i = 0; i < dim.size; ++i) {
+    const DimExpr::Term& term = dim.terms[i];
+    for (int k = 0; k < term.count; ++k) {
+      text += (text.empty() ? "" : " + ") + std::string("shape(") + names[term.input] + ")[" + std::to_string(term.axis) + "]";
+    }
   }
   if (dim.constant != 0 || text.empty()) text += (text.empty() ? "" : " + ") + std::to_string(dim.constant);
   return text;
@@ -276,7 +317,7 @@ Slot input_slot(const InputSpec& spec, int index, uint64_t seed, const Field& fi
   Slot slot = computed(spec.dims, spec.role);
   slot.is_input = true;
   for (std::size_t axis = 0; axis < spec.dims.size(); ++axis) {
-    slot.dim_exprs.push_back(DimExpr{{{index, static_cast<int>(axis)}}, 0});
+    slot.dim_exprs.push_back(DimExpr::of_input(index, static_cast<int>(axis)));
   }
   uint64_t state = seed * 1000003ULL + static_cast<uint64_t>(index);
   for (uint32_t& value : slot.values) value = static_cast<uint32_t>(splitmix(state) % field.modulus);

@@ -2,6 +2,7 @@
 // facts about their dims that a written rule needs (which input dims they are, where a split cuts).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -35,11 +36,27 @@ struct Field {
   uint32_t inverse(uint32_t a) const;
 };
 
-/// A dim as the rule language writes it: a sum of pattern inputs' dims and a constant.
+/// A dim as the rule language writes it: a sum of pattern inputs' dims and a constant. Held
+/// inline (every enumerated tensor carries one per axis, and its split points two more: as
+/// vectors they were most of the enumeration's allocations): the distinct input dims of a sum,
+/// sorted, each with how often it is added. A sum of dims is made by concatenations only, so a
+/// graph of n operators adds at most n + 1 distinct ones.
 struct DimExpr {
-  std::vector<std::pair<int, int>> terms;  ///< (input index, axis), sorted.
+  struct Term {
+    uint8_t input = 0;
+    uint8_t axis = 0;
+    uint16_t count = 0;  ///< How often shape(input)[axis] is added.
+  };
+  static constexpr std::size_t kCapacity = 8;
+  std::array<Term, kCapacity> terms{};  ///< The first `size`, sorted by (input, axis).
+  uint8_t size = 0;
   int64_t constant = 0;
-  bool operator==(const DimExpr& other) const { return terms == other.terms && constant == other.constant; }
+
+  /// shape(input)[axis].
+  static DimExpr of_input(int input, int axis);
+  /// A constant dim.
+  static DimExpr of_constant(int64_t value);
+  bool operator==(const DimExpr& other) const;
   bool operator!=(const DimExpr& other) const { return !(*this == other); }
 };
 
