@@ -202,6 +202,9 @@ std::string constant_text(const ir::Tensor& tensor) {
 
 // ---- One attempt.
 
+/// Times a node that binds what an attempt must move off is drawn before the attempt fails.
+constexpr int kMoveRedraws = 16;
+
 /// A source graph an attempt built that the rule's source matches whole (and, with `other_than`,
 /// that moves what it names): what any rule with this source rewrites into an instance.
 struct Drawn {
@@ -221,6 +224,7 @@ class Attempt {
         settings_(settings),
         max_elements_(options.max_elements),
         max_dim_(options.max_dim),
+        other_than_(options.other_than),
         nodes_(rule.source.size(), -1) {}
 
   /// Builds the source graph, the inputs' dims drawn from the conditions' equalities first when
@@ -369,22 +373,69 @@ class Attempt {
     return input;
   }
 
-  /// Draws a node's free inputs and attributes, adds the inputs, then the node.
+  /// Draws a node's free inputs and attributes, adds the inputs, then the node. A draw that
+  /// binds what `other_than` names to the values given, where nothing moved off them before, is
+  /// drawn again (up to kMoveRedraws times): the search would drop the whole attempt for it,
+  /// after building, describing and matching the rest.
   std::string add_node(std::size_t index) {
     const PatternNode& pattern = rule_.source[index];
     const std::vector<Key> inputs = keys_of(pattern.inputs);
-    NodeDraw draw{settings_, {}, static_cast<int>(keys_of(pattern.outputs).size()), fixed_attributes(index), {}};
-    for (const Key& key : inputs) {
-      draw.inputs.push_back(input_draw(key));
-      const std::optional<ir::TensorType>& type = draw.inputs.back().type;
-      if (type && !type->shape.is_static()) return key.key + " has a shape with unknown dims";
+    const int num_outputs = static_cast<int>(keys_of(pattern.outputs).size());
+    const ir::Attributes fixed = fixed_attributes(index);
+    for (int redraw = 1;; ++redraw) {
+      NodeDraw draw{settings_, {}, num_outputs, fixed, {}};
+      for (const Key& key : inputs) {
+        draw.inputs.push_back(input_draw(key));
+        const std::optional<ir::TensorType>& type = draw.inputs.back().type;
+        if (type && !type->shape.is_static()) return key.key + " has a shape with unknown dims";
+      }
+      std::string reason = propose_node(pattern.op, draw);
+      if (!reason.empty()) return reason;
+      for (const auto& [name, value] : draw.fixed.items()) draw.attrs.set(name, value);
+      ir::Node node;
+      node.op = pattern.op;
+      node.attrs = std::move(draw.attrs);
+      const ops::InferResult inferred = canonical_node(node, input_types(inputs, draw.inputs), num_outputs);
+      if (!inferred.ok()) return inferred.error;
+      if (keeps_given(pattern, node.attrs)) {
+        if (redraw < kMoveRedraws) continue;
+        return "binds what the search must move off to the values given";
+      }
+      for (std::size_t i = 0; i < inputs.size(); ++i) node.inputs.push_back(input_value(inputs[i], draw.inputs[i]));
+      return add_inferred(index, std::move(node), inferred);
     }
-    std::string reason = propose_node(pattern.op, draw);
-    if (!reason.empty()) return reason;
-    for (const auto& [name, value] : draw.fixed.items()) draw.attrs.set(name, value);
-    std::vector<ir::ValueId> ids;
-    for (std::size_t i = 0; i < inputs.size(); ++i) ids.push_back(input_value(inputs[i], draw.inputs[i]));
-    return add_inferred(index, std::move(ids), std::move(draw.attrs));
+  }
+
+  /// The types of a node's inputs as drawn: a name the node reads twice is one value, of the
+  /// type drawn for it first.
+  static std::vector<ir::TensorType> input_types(const std::vector<Key>& keys, const std::vector<InputDraw>& draws) {
+    std::vector<ir::TensorType> types;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      std::size_t first = 0;
+      while (keys[first].key != keys[i].key) ++first;
+      types.push_back(first == i ? *draws[i].type : types[first]);
+    }
+    return types;
+  }
+
+  /// Whether canonical `attrs` bind a variable of `other_than_` for the first time, each one they
+  /// bind to the value given, while no variable bound before moved off it.
+  bool keeps_given(const PatternNode& pattern, const ir::Attributes& attrs) const {
+    bool binds = false;
+    for (const auto& [variable, value] : other_than_) {
+      if (const auto bound = variables_.find(variable); bound != variables_.end()) {
+        if (!(bound->second == value)) return false;
+        continue;
+      }
+      for (const rules::AttrSetting& setting : pattern.attrs) {
+        if (setting.value.kind != Expr::Kind::kVariable || setting.value.text != variable) continue;
+        const ir::AttrValue* actual = attrs.find(setting.name);
+        if (!actual) continue;
+        if (!(*actual == value)) return false;
+        binds = true;
+      }
+    }
+    return binds;
   }
 
   void record(const Key& key, ir::ValueId id) {
@@ -422,23 +473,16 @@ class Attempt {
     return def.infer(node, types);
   }
 
-  std::string add_inferred(std::size_t index, std::vector<ir::ValueId> ids, ir::Attributes attrs) {
+  /// Adds `node` (canonical, its outputs `inferred`) as source node `index` and binds its variables.
+  std::string add_inferred(std::size_t index, ir::Node node, const ops::InferResult& inferred) {
     const PatternNode& pattern = rule_.source[index];
     const std::vector<Key> outputs = keys_of(pattern.outputs);
-    ir::Node node;
-    node.op = pattern.op;
-    node.attrs = std::move(attrs);
-    node.inputs = ids;
-    std::vector<ir::TensorType> types;
-    for (ir::ValueId id : ids) types.push_back(graph_.value(id).type);
-    const ops::InferResult inferred = canonical_node(node, types, static_cast<int>(outputs.size()));
-    if (!inferred.ok()) return inferred.error;
     if (inferred.outputs.size() < outputs.size()) return "fewer outputs than the pattern names";
     std::vector<ir::OutputSpec> specs;
     for (std::size_t j = 0; j < inferred.outputs.size(); ++j) {
       specs.push_back({inferred.outputs[j], j < outputs.size() ? outputs[j].key : std::string{}});
     }
-    nodes_[index] = graph_.add_node(node.op, std::move(ids), specs, node.attrs);
+    nodes_[index] = graph_.add_node(node.op, std::move(node.inputs), specs, node.attrs);
     for (std::size_t j = 0; j < outputs.size(); ++j) record(outputs[j], graph_.node(nodes_[index]).outputs[j]);
     return bind_variables(pattern, node.attrs);
   }
@@ -505,6 +549,7 @@ class Attempt {
   const DrawSettings& settings_;
   const int64_t max_elements_;
   const int64_t max_dim_;
+  const std::vector<std::pair<std::string, ir::AttrValue>>& other_than_;
   ir::Graph graph_;
   std::vector<ir::NodeId> nodes_;  ///< The graph node of each source node.
   std::map<std::string, std::size_t> list_lengths_;
