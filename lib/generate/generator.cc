@@ -430,6 +430,7 @@ std::vector<rules::Rule> confirm(std::vector<Candidate> candidates, const Genera
   run_parallel(candidates.size(), options.jobs, [&](std::size_t i) {
     candidates[i].pair.renaming = readable_renaming(candidates[i].pair);
     rules[i] = write_rule(candidates[i].pair, "gen-" + candidates[i].pair.universe->name, enumerate);
+    decltype(candidates[i].terms)().swap(candidates[i].terms);  // written: only the key is read below
   });
   // The candidates of one fingerprint class share their sources (about two rules to a source at
   // 4 operators): a group of rules with one source is checked on one thread with one instance
@@ -446,7 +447,10 @@ std::vector<rules::Rule> confirm(std::vector<Candidate> candidates, const Genera
   std::vector<Checked> checked(candidates.size());
   run_parallel(groups.size(), options.jobs, [&](std::size_t g) {
     verify::InstanceCache cache;
-    for (std::size_t i : groups[g]) checked[i] = check_and_generalise(rules[i], options, cache);
+    for (std::size_t i : groups[g]) {
+      checked[i] = check_and_generalise(rules[i], options, cache);
+      rules[i] = rules::Rule{};  // the cache keeps its own copy
+    }
   });
   std::vector<rules::Rule> kept;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
