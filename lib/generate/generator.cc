@@ -358,11 +358,7 @@ FloatVerdict run_on_floats(const std::vector<verify::Instance>& instances) {
 
 /// The attribute value a literal of the rule language stands for.
 ir::AttrValue literal_value(const rules::Expr& literal) {
-  const ir::Graph none;
-  const std::map<std::string, ir::ValueId> values;
-  const std::map<std::string, ir::AttrValue> variables;
-  const rewrite::EvalResult result = rewrite::evaluate(literal, rewrite::EvalContext{none, values, variables, nullptr});
-  std::optional<ir::AttrValue> value = result.ok() ? rewrite::to_attr(result.value) : std::nullopt;
+  std::optional<ir::AttrValue> value = rewrite::literal_attr(literal);
   if (!value) throw Error("generate: a window literal that is no attribute value: " + rules::to_string(literal));
   return *value;
 }

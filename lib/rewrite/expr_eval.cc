@@ -390,6 +390,14 @@ std::optional<ir::AttrValue> to_attr(const EvalValue& value, const ir::AttrValue
   return ir::AttrValue(std::vector<float>(numbers->floats.begin(), numbers->floats.end()));
 }
 
+std::optional<ir::AttrValue> literal_attr(const Expr& expr) {
+  const ir::Graph none;
+  const std::map<std::string, ir::ValueId> values;
+  const std::map<std::string, ir::AttrValue> variables;
+  const EvalResult result = evaluate(expr, EvalContext{none, values, variables, nullptr});
+  return result.ok() ? to_attr(result.value) : std::nullopt;
+}
+
 std::optional<ir::Tensor> to_tensor(const EvalValue& value) {
   const std::optional<Numbers> numbers = numbers_of(value);
   if (!numbers) return std::nullopt;

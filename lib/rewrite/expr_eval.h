@@ -55,6 +55,10 @@ std::optional<EvalValue> from_attr(const ir::AttrValue& value);
 /// converts (an int to a float, an int list to a float list); else ints are int64, floats float32.
 std::optional<ir::AttrValue> to_attr(const EvalValue& value, const ir::AttrValue* like = nullptr);
 
+/// The attribute value of an expression that reads nothing a match binds (a literal, or
+/// arithmetic on literals); nullopt for one that does.
+std::optional<ir::AttrValue> literal_attr(const rules::Expr& expr);
+
 /// The constant tensor of `const NAME = EXPR`: a number is rank 0, a list 1-D; float32 when the
 /// value is a float, int64 otherwise. Nullopt for a string.
 std::optional<ir::Tensor> to_tensor(const EvalValue& value);

@@ -139,20 +139,11 @@ void read_ranks(const std::vector<PatternNode>& source, SourcePlan& plan) {
   }
 }
 
-/// The value of `expr` where nothing is bound, when it has one: a literal's.
-std::optional<ir::AttrValue> literal_attr(const Expr& expr) {
-  const ir::Graph none;
-  const std::map<std::string, ir::ValueId> values;
-  const std::map<std::string, ir::AttrValue> variables;
-  const rewrite::EvalResult result = rewrite::evaluate(expr, rewrite::EvalContext{none, values, variables, nullptr});
-  return result.ok() ? rewrite::to_attr(result.value) : std::nullopt;
-}
-
 SourcePlan plan_source(const rules::Rule& rule) {
   SourcePlan plan;
   for (const PatternNode& node : rule.source) {
     plan.literals.emplace_back();
-    for (const rules::AttrSetting& setting : node.attrs) plan.literals.back().push_back(literal_attr(setting.value));
+    for (const rules::AttrSetting& setting : node.attrs) plan.literals.back().push_back(rewrite::literal_attr(setting.value));
   }
   plan.order = dependency_order(rule.source);
   plan.equations = DimEquations(rule);
