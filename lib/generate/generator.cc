@@ -355,7 +355,6 @@ FloatVerdict run_on_floats(const std::vector<verify::Instance>& instances) {
   return FloatVerdict::kEqual;
 }
 
-
 /// The attribute value a literal of the rule language stands for.
 ir::AttrValue literal_value(const rules::Expr& literal) {
   std::optional<ir::AttrValue> value = rewrite::literal_attr(literal);
