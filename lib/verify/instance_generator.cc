@@ -248,7 +248,6 @@ class Attempt {
     return matches;
   }
 
-
   /// Why the Matcher found no whole match: the first `where` that fails on the drawn binding.
   std::string unmatched_reason() const {
     const rewrite::EvalContext context = eval_context();
