@@ -146,6 +146,9 @@ def export(name, opset=17, folder="."):
     model, args, input_names, dynamic_axes, dims = MODELS[name]()
     if os.path.exists(path):
         return path, dims
+    # PyTorch's fused attention kernel has no ONNX export; every model that uses
+    # nn.MultiheadAttention (ViT too, not only the encoder that switches it off) needs it off.
+    torch.backends.mha.set_fastpath_enabled(False)
     with torch.no_grad():
         torch.onnx.export(model, args, path, opset_version=opset, dynamo=False, input_names=input_names,
                           dynamic_axes=dynamic_axes, do_constant_folding=True)
