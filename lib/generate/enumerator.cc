@@ -53,9 +53,9 @@ class Builder {
   /// Adds `record` when its inputs fit; false when they do not.
   bool push(const OpRecord& record) {
     const OpChoice& op = universe_.ops[record.choice];
-    std::vector<const Slot*> inputs;
-    for (int i = 0; i < op.arity; ++i) inputs.push_back(&slots_[record.inputs[static_cast<std::size_t>(i)]]);
-    std::optional<std::vector<Slot>> outputs = apply(op, inputs, options_.field);
+    Inputs inputs{};
+    for (int i = 0; i < op.arity; ++i) inputs[static_cast<std::size_t>(i)] = &slots_[record.inputs[static_cast<std::size_t>(i)]];
+    std::optional<Outputs> outputs = apply(op, inputs, options_.field);
     if (!outputs) return false;
     for (int i = 0; i < op.arity; ++i) uses_[record.inputs[static_cast<std::size_t>(i)]] += 1;
     first_output_.push_back(static_cast<int>(slots_.size()));
@@ -184,9 +184,9 @@ const std::vector<Slot>& Evaluator::evaluate(const CompactGraph& graph) {
   for (int i = shared; i < graph.num_ops; ++i) {
     const OpRecord& record = graph.ops[static_cast<std::size_t>(i)];
     const OpChoice& op = universe_.ops[record.choice];
-    std::vector<const Slot*> inputs;
-    for (int k = 0; k < op.arity; ++k) inputs.push_back(&slots_[record.inputs[static_cast<std::size_t>(k)]]);
-    std::optional<std::vector<Slot>> outputs = apply(op, inputs, field_);
+    Inputs inputs{};
+    for (int k = 0; k < op.arity; ++k) inputs[static_cast<std::size_t>(k)] = &slots_[record.inputs[static_cast<std::size_t>(k)]];
+    std::optional<Outputs> outputs = apply(op, inputs, field_);
     for (Slot& slot : *outputs) slots_.push_back(std::move(slot));
     valid_ = i + 1;
   }

@@ -512,13 +512,13 @@ std::vector<TermPairs> without_common_outputs(const Universe& universe, const Te
   return general;
 }
 
-/// The role and dims of the source slot computing `term` (`slots`: the source evaluated), or nullopt.
-std::optional<std::pair<Role, std::vector<int64_t>>> type_of(const Candidate& candidate, const Term& term,
+/// The role and rank of the source slot computing `term` (`slots`: the source evaluated), or nullopt.
+std::optional<std::pair<Role, std::size_t>> type_of(const Candidate& candidate, const Term& term,
                                                               const std::vector<Slot>& slots) {
   const Universe& universe = *candidate.pair.universe;
   for (std::size_t s = universe.inputs.size(); s < slots.size(); ++s) {
     if (normalise(universe, term_of(universe, candidate.pair.source, static_cast<int>(s))) == term) {
-      return std::make_pair(slots[s].role, slots[s].dims);
+      return std::make_pair(slots[s].role, slots[s].dims.size());
     }
   }
   return std::nullopt;
@@ -528,7 +528,7 @@ std::optional<std::pair<Role, std::vector<int64_t>>> type_of(const Candidate& ca
 /// terms then no longer read (rules are written for every shape of a rank, so any such input
 /// stands for the fresh one); nullopt when every such input is still read.
 std::optional<TermPairs> with_fresh_input(const Universe& universe, const TermPairs& terms, const Term& common,
-                                          const std::pair<Role, std::vector<int64_t>>& type) {
+                                          const std::pair<Role, std::size_t>& type) {
   Term placeholder;
   placeholder.input = static_cast<int>(universe.inputs.size());
   TermPairs general;
@@ -536,7 +536,7 @@ std::optional<TermPairs> with_fresh_input(const Universe& universe, const TermPa
   const std::set<int> read = inputs_read(general, true);
   for (std::size_t fresh = 0; fresh < universe.inputs.size(); ++fresh) {
     const InputSpec& spec = universe.inputs[fresh];
-    if (read.count(static_cast<int>(fresh)) || spec.role != type.first || spec.dims.size() != type.second.size()) continue;
+    if (read.count(static_cast<int>(fresh)) || spec.role != type.first || spec.dims.size() != type.second) continue;
     Term input;
     input.input = static_cast<int>(fresh);
     for (auto& [source, target] : general) {

@@ -24,27 +24,45 @@ uint64_t splitmix(uint64_t& state) {
   return z ^ (z >> 31);
 }
 
+/// TASO's hash1 of a slot: its dims, then its values in four interleaved lanes (one chain of
+/// multiplications through every value was a tenth of the enumeration's time).
 void finish(Slot& slot) {
-  uint64_t hash = 0x51;
-  for (int64_t dim : slot.dims) hash = mix(hash, static_cast<uint64_t>(dim));
-  for (uint32_t value : slot.values) hash = mix(hash, value);
-  slot.hash = hash;
+  std::array<uint64_t, 4> lanes{0x51, 0x52, 0x53, 0x54};
+  for (int64_t dim : slot.dims) lanes[0] = mix(lanes[0], static_cast<uint64_t>(dim));
+  const std::vector<uint32_t>& values = slot.values;
+  std::size_t i = 0;
+  for (; i + 4 <= values.size(); i += 4) {
+    for (std::size_t lane = 0; lane < 4; ++lane) lanes[lane] = mix(lanes[lane], values[i + lane]);
+  }
+  for (; i < values.size(); ++i) lanes[i % 4] = mix(lanes[i % 4], values[i]);
+  slot.hash = mix(mix(mix(lanes[0], lanes[1]), lanes[2]), lanes[3]);
 }
 
-int64_t element_count(const std::vector<int64_t>& dims) {
+using Dims = InlineVec<int64_t, kMaxRank>;
+
+int64_t element_count(const int64_t* first, const int64_t* last) {
   int64_t count = 1;
-  for (int64_t dim : dims) count *= dim;
+  for (; first != last; ++first) count *= *first;
   return count;
 }
 
+int64_t element_count(const Dims& dims) { return element_count(dims.begin(), dims.end()); }
+
 /// A computed tensor of `dims` and `role`, zero-filled, its dim facts to be set by the op.
-Slot computed(std::vector<int64_t> dims, Role role) {
+Slot computed(const Dims& dims, Role role) {
   Slot slot;
   slot.values.assign(static_cast<std::size_t>(element_count(dims)), 0);
-  slot.dims = std::move(dims);
+  slot.dims = dims;
   slot.splits.resize(slot.dims.size());
   slot.role = role;
   return slot;
+}
+
+/// The outputs of an operator with one.
+Outputs one(Slot&& slot) {
+  Outputs outputs;
+  outputs.push_back(std::move(slot));
+  return outputs;
 }
 
 /// Split points both tensors have on an axis survive an element-wise op or a concat elsewhere.
@@ -55,7 +73,7 @@ std::optional<SplitPoint> common_split(const Slot& a, const Slot& b, std::size_t
 
 uint32_t relu_stand_in(uint32_t x, const Field& field) { return field.add(field.mul(x, field.add(x, 1)), 1); }
 
-std::optional<std::vector<Slot>> elementwise(const OpChoice& op, const Slot& a, const Slot& b, const Field& field) {
+std::optional<Outputs> elementwise(const OpChoice& op, const Slot& a, const Slot& b, const Field& field) {
   if (a.dims != b.dims || a.role != b.role) return std::nullopt;
   Slot out = computed(a.dims, a.role);
   out.dim_exprs = a.dim_exprs;
@@ -63,18 +81,18 @@ std::optional<std::vector<Slot>> elementwise(const OpChoice& op, const Slot& a, 
   for (std::size_t i = 0; i < out.values.size(); ++i) {
     out.values[i] = op.kind == OpKind::kAdd ? field.add(a.values[i], b.values[i]) : field.mul(a.values[i], b.values[i]);
   }
-  return std::vector<Slot>{std::move(out)};
+  return one(std::move(out));
 }
 
-std::optional<std::vector<Slot>> relu(const Slot& a, const Field& field) {
+std::optional<Outputs> relu(const Slot& a, const Field& field) {
   if (a.role != Role::kActivation) return std::nullopt;
   Slot out = a;
   out.is_input = false;
   for (uint32_t& value : out.values) value = relu_stand_in(value, field);
-  return std::vector<Slot>{std::move(out)};
+  return one(std::move(out));
 }
 
-std::optional<std::vector<Slot>> mat_mul(const Slot& a, const Slot& b, const Field& field) {
+std::optional<Outputs> mat_mul(const Slot& a, const Slot& b, const Field& field) {
   if (a.dims.size() != 2 || b.dims.size() != 2 || a.dims[1] != b.dims[0]) return std::nullopt;
   const int64_t m = a.dims[0], k = a.dims[1], n = b.dims[1];
   Slot out = computed({m, n}, Role::kActivation);
@@ -87,10 +105,10 @@ std::optional<std::vector<Slot>> mat_mul(const Slot& a, const Slot& b, const Fie
       out.values[i * n + j] = sum;
     }
   }
-  return std::vector<Slot>{std::move(out)};
+  return one(std::move(out));
 }
 
-std::optional<std::vector<Slot>> transpose(const Slot& a) {
+std::optional<Outputs> transpose(const Slot& a) {
   if (a.dims.size() != 2) return std::nullopt;
   Slot out = computed({a.dims[1], a.dims[0]}, a.role);
   out.dim_exprs = {a.dim_exprs[1], a.dim_exprs[0]};
@@ -98,16 +116,16 @@ std::optional<std::vector<Slot>> transpose(const Slot& a) {
   for (int64_t i = 0; i < a.dims[0]; ++i) {
     for (int64_t j = 0; j < a.dims[1]; ++j) out.values[j * a.dims[0] + i] = a.values[i * a.dims[1] + j];
   }
-  return std::vector<Slot>{std::move(out)};
+  return one(std::move(out));
 }
 
-std::optional<std::vector<Slot>> concat(const OpChoice& op, const Slot& a, const Slot& b) {
+std::optional<Outputs> concat(const OpChoice& op, const Slot& a, const Slot& b) {
   const auto axis = static_cast<std::size_t>(op.axis);
   if (a.dims.size() != b.dims.size() || a.dims.size() <= axis || a.role != b.role) return std::nullopt;
   for (std::size_t i = 0; i < a.dims.size(); ++i) {
     if (i != axis && a.dims[i] != b.dims[i]) return std::nullopt;
   }
-  std::vector<int64_t> dims = a.dims;
+  Dims dims = a.dims;
   dims[axis] += b.dims[axis];
   Slot out = computed(dims, a.role);
   out.dim_exprs = a.dim_exprs;
@@ -115,26 +133,26 @@ std::optional<std::vector<Slot>> concat(const OpChoice& op, const Slot& a, const
   for (std::size_t i = 0; i < dims.size(); ++i) out.splits[i] = common_split(a, b, i);
   out.splits[axis] = SplitPoint{a.dims[axis], a.dim_exprs[axis], b.dim_exprs[axis]};
   // Outer blocks (axes before `axis`) each hold a's block then b's.
-  const int64_t outer = element_count({a.dims.begin(), a.dims.begin() + static_cast<std::ptrdiff_t>(axis)});
+  const int64_t outer = element_count(a.dims.begin(), a.dims.begin() + axis);
   const int64_t a_block = element_count(a.dims) / outer, b_block = element_count(b.dims) / outer;
   auto to = out.values.begin();
   for (int64_t o = 0; o < outer; ++o) {
     to = std::copy_n(a.values.begin() + o * a_block, a_block, to);
     to = std::copy_n(b.values.begin() + o * b_block, b_block, to);
   }
-  return std::vector<Slot>{std::move(out)};
+  return one(std::move(out));
 }
 
-std::optional<std::vector<Slot>> split(const OpChoice& op, const Slot& a) {
+std::optional<Outputs> split(const OpChoice& op, const Slot& a) {
   const auto axis = static_cast<std::size_t>(op.axis);
   if (a.dims.size() <= axis || !a.splits[axis]) return std::nullopt;
   const SplitPoint point = *a.splits[axis];
-  const int64_t outer = element_count({a.dims.begin(), a.dims.begin() + static_cast<std::ptrdiff_t>(axis)});
+  const int64_t outer = element_count(a.dims.begin(), a.dims.begin() + axis);
   const int64_t inner = element_count(a.dims) / outer / a.dims[axis];
-  std::vector<Slot> parts;
+  Outputs parts;
   int64_t offset = 0;
   for (int part = 0; part < 2; ++part) {
-    std::vector<int64_t> dims = a.dims;
+    Dims dims = a.dims;
     dims[axis] = part == 0 ? point.first : a.dims[axis] - point.first;
     Slot out = computed(dims, a.role);
     out.dim_exprs = a.dim_exprs;
@@ -152,7 +170,7 @@ std::optional<std::vector<Slot>> split(const OpChoice& op, const Slot& a) {
 }
 
 /// Convolution with SAME padding and stride 1 (pads kernel / 2), the kernel given by the weight.
-std::optional<std::vector<Slot>> conv(const OpChoice& op, const Slot& x, const Slot& w, const Field& field) {
+std::optional<Outputs> conv(const OpChoice& op, const Slot& x, const Slot& w, const Field& field) {
   if (x.role != Role::kActivation || w.role != Role::kWeight || x.dims.size() != 4 || w.dims.size() != 4) {
     return std::nullopt;
   }
@@ -187,11 +205,11 @@ std::optional<std::vector<Slot>> conv(const OpChoice& op, const Slot& x, const S
       }
     }
   }
-  return std::vector<Slot>{std::move(out)};
+  return one(std::move(out));
 }
 
 /// Enlarge of a 1 x 1 input kernel to op.kernel (TASO: enlarge only applies to inputs).
-std::optional<std::vector<Slot>> enlarge(const OpChoice& op, const Slot& w) {
+std::optional<Outputs> enlarge(const OpChoice& op, const Slot& w) {
   if (!w.is_input || w.role != Role::kWeight || w.dims.size() != 4 || w.dims[2] != 1 || w.dims[3] != 1) {
     return std::nullopt;
   }
@@ -199,12 +217,12 @@ std::optional<std::vector<Slot>> enlarge(const OpChoice& op, const Slot& w) {
   Slot out = computed({w.dims[0], w.dims[1], k, k}, Role::kWeight);
   out.dim_exprs = {w.dim_exprs[0], w.dim_exprs[1], DimExpr::of_constant(k), DimExpr::of_constant(k)};
   for (int64_t i = 0; i < w.dims[0] * w.dims[1]; ++i) out.values[(i * k + centre) * k + centre] = w.values[i];
-  return std::vector<Slot>{std::move(out)};
+  return one(std::move(out));
 }
 
 /// Pooling with SAME padding and stride 1: the average counts the padding (count_include_pad 1),
 /// so it is the window sum times 1 / (k * k); max keeps the largest residue of the window.
-std::optional<std::vector<Slot>> pool(const OpChoice& op, const Slot& x, const Field& field) {
+std::optional<Outputs> pool(const OpChoice& op, const Slot& x, const Field& field) {
   if (x.role != Role::kActivation || x.dims.size() != 4) return std::nullopt;
   const int64_t planes = x.dims[0] * x.dims[1], h = x.dims[2], w = x.dims[3], k = op.kernel, pad = k / 2;
   Slot out = computed(x.dims, Role::kActivation);
@@ -226,10 +244,10 @@ std::optional<std::vector<Slot>> pool(const OpChoice& op, const Slot& x, const F
       }
     }
   }
-  return std::vector<Slot>{std::move(out)};
+  return one(std::move(out));
 }
 
-std::optional<std::vector<Slot>> dispatch(const OpChoice& op, const std::vector<const Slot*>& in, const Field& field) {
+std::optional<Outputs> dispatch(const OpChoice& op, const Inputs& in, const Field& field) {
   switch (op.kind) {
     case OpKind::kAdd:
     case OpKind::kMul: return elementwise(op, *in[0], *in[1], field);
@@ -313,8 +331,10 @@ std::string to_rule_text(const DimExpr& dim, const std::vector<std::string>& nam
   return text;
 }
 
+[[noreturn]] void throw_inline_full() { throw Error("generate: more elements than an inline vector holds"); }
+
 Slot input_slot(const InputSpec& spec, int index, uint64_t seed, const Field& field) {
-  Slot slot = computed(spec.dims, spec.role);
+  Slot slot = computed(Dims(spec.dims.begin(), spec.dims.end()), spec.role);
   slot.is_input = true;
   for (std::size_t axis = 0; axis < spec.dims.size(); ++axis) {
     slot.dim_exprs.push_back(DimExpr::of_input(index, static_cast<int>(axis)));
@@ -325,8 +345,8 @@ Slot input_slot(const InputSpec& spec, int index, uint64_t seed, const Field& fi
   return slot;
 }
 
-std::optional<std::vector<Slot>> apply(const OpChoice& op, const std::vector<const Slot*>& inputs, const Field& field) {
-  std::optional<std::vector<Slot>> outputs = dispatch(op, inputs, field);
+std::optional<Outputs> apply(const OpChoice& op, const Inputs& inputs, const Field& field) {
+  std::optional<Outputs> outputs = dispatch(op, inputs, field);
   if (outputs) {
     for (Slot& slot : *outputs) finish(slot);
   }

@@ -2,8 +2,11 @@
 // facts about their dims that a written rule needs (which input dims they are, where a split cuts).
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <utility>
@@ -35,6 +38,53 @@ struct Field {
   /// a^(p-2): the inverse of a non-zero a.
   uint32_t inverse(uint32_t a) const;
 };
+
+/// Throws: an InlineVec is full.
+[[noreturn]] void throw_inline_full();
+
+/// A vector of at most N elements held inline: a tensor of the enumeration has rank 4 at most,
+/// and an operator two outputs. As std::vectors, a slot's dims and facts were four allocations of
+/// every operator the enumeration applies, most of its time with the kernels.
+template <class T, std::size_t N>
+class InlineVec {
+ public:
+  InlineVec() = default;
+  InlineVec(std::initializer_list<T> items) {
+    for (const T& item : items) push_back(item);
+  }
+  template <class It>
+  InlineVec(It first, It last) {
+    for (; first != last; ++first) push_back(*first);
+  }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  T& operator[](std::size_t i) { return items_[i]; }
+  const T& operator[](std::size_t i) const { return items_[i]; }
+  T* begin() { return items_.data(); }
+  T* end() { return items_.data() + size_; }
+  const T* begin() const { return items_.data(); }
+  const T* end() const { return items_.data() + size_; }
+  T& back() { return items_[size_ - 1]; }
+  void push_back(T item) {
+    if (size_ == N) throw_full();
+    items_[size_++] = std::move(item);
+  }
+  void resize(std::size_t size) {
+    if (size > N) throw_full();
+    for (std::size_t i = size; i < size_; ++i) items_[i] = T{};
+    size_ = static_cast<uint8_t>(size);
+  }
+  bool operator==(const InlineVec& other) const { return std::equal(begin(), end(), other.begin(), other.end()); }
+  bool operator!=(const InlineVec& other) const { return !(*this == other); }
+
+ private:
+  [[noreturn]] static void throw_full() { throw_inline_full(); }
+  std::array<T, N> items_{};
+  uint8_t size_ = 0;
+};
+
+/// The most axes an enumerated tensor has.
+constexpr std::size_t kMaxRank = 4;
 
 /// A dim as the rule language writes it: a sum of pattern inputs' dims and a constant. Held
 /// inline (every enumerated tensor carries one per axis, and its split points two more: as
@@ -78,10 +128,10 @@ struct SplitPoint {
 
 /// One tensor of an enumerated graph.
 struct Slot {
-  std::vector<int64_t> dims;
+  InlineVec<int64_t, kMaxRank> dims;
   std::vector<uint32_t> values;  ///< Row-major, modulo the field's prime.
-  std::vector<DimExpr> dim_exprs;
-  std::vector<std::optional<SplitPoint>> splits;  ///< Per axis.
+  InlineVec<DimExpr, kMaxRank> dim_exprs;
+  InlineVec<std::optional<SplitPoint>, kMaxRank> splits;  ///< Per axis.
   Role role = Role::kActivation;
   bool is_input = false;
   uint64_t hash = 0;  ///< TASO's hash1: dims and values.
@@ -90,9 +140,15 @@ struct Slot {
 /// The input tensor `index` of a universe, its values drawn from `seed`.
 Slot input_slot(const InputSpec& spec, int index, uint64_t seed, const Field& field);
 
+/// An operator's outputs (two at most: a split's).
+using Outputs = InlineVec<Slot, 2>;
+
+/// The inputs of an operator (`arity` of them).
+using Inputs = std::array<const Slot*, 2>;
+
 /// The outputs of `op` on `inputs`, or nullopt when they do not fit it (shapes, roles, a split
 /// without a split point, enlarge of a computed tensor). Relu is fingerprinted as x(x+1)+1
 /// (TASO's non-linear stand-in), max pooling as the largest residue of each window.
-std::optional<std::vector<Slot>> apply(const OpChoice& op, const std::vector<const Slot*>& inputs, const Field& field);
+std::optional<Outputs> apply(const OpChoice& op, const Inputs& inputs, const Field& field);
 
 }  // namespace graphsub::generate
