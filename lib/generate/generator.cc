@@ -9,12 +9,12 @@
 #include <optional>
 #include <set>
 #include <unordered_map>
-#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
 #include "generate/generalise.h"
 #include "generate/implied.h"
+#include "generate/key_table.h"
 #include "ir/error.h"
 #include "ir/log.h"
 #include "ir/parallel.h"
@@ -190,7 +190,7 @@ bool chosen_over(const Candidate& a, const Candidate& b) {
 
 /// One candidate per key (input renaming), kept as pairing goes: at 4 operators the classes give
 /// 19 million pairs and 1.3 million keys, and holding every pair's terms took 7.4 GB.
-using ByKey = std::unordered_map<uint64_t, Candidate>;
+using ByKey = KeyTable<Candidate>;
 
 /// What pairing a source with a target gave.
 enum class Pairing { kNone, kCut, kCandidate };
@@ -217,19 +217,14 @@ Pairing make_candidate(const std::shared_ptr<const Universe>& universe, const st
     }
     return key_of_hashes(hashes.data(), outputs->size);
   });
-  const auto found = kept.find(key);
-  if (found != kept.end() &&
-      !chosen_over(source.graph, target.graph, found->second.pair.source, found->second.pair.target)) {
+  Candidate* found = kept.find(key);
+  if (found && !chosen_over(source.graph, target.graph, found->pair.source, found->pair.target)) {
     return Pairing::kCandidate;
   }
   Candidate candidate;  // its terms are built once pairing is done, for the candidates kept
   candidate.key = key;
   candidate.pair = GraphPair{universe, source.graph, target.graph, {outputs->begin(), outputs->end()}, all_renamings[least]};
-  if (found != kept.end()) {
-    found->second = std::move(candidate);
-  } else {
-    kept.emplace(key, std::move(candidate));
-  }
+  *(found ? found : kept.try_emplace(key).first) = std::move(candidate);
   return Pairing::kCandidate;
 }
 
@@ -273,12 +268,8 @@ ClassPairs pair_class(const std::shared_ptr<const Universe>& universe, const std
 }
 
 void keep(ByKey& kept, Candidate&& candidate) {
-  const auto found = kept.find(candidate.key);
-  if (found == kept.end()) {
-    kept.emplace(candidate.key, std::move(candidate));
-  } else if (chosen_over(candidate, found->second)) {
-    found->second = std::move(candidate);
-  }
+  const auto [found, added] = kept.try_emplace(candidate.key);
+  if (added || chosen_over(candidate, *found)) *found = std::move(candidate);
 }
 
 /// Pairs every class of equal fingerprint (several graphs), classes shared among `jobs` threads,
@@ -303,15 +294,15 @@ void pair_classes(const std::shared_ptr<const Universe>& universe, const std::ve
     cut[job] += paired.cut;
   });
   for (std::size_t job = 1; job < jobs; ++job) {
-    for (auto& [key, candidate] : kept[job]) keep(kept[0], std::move(candidate));
-    ByKey().swap(kept[job]);
+    for (Candidate& candidate : kept[job].values()) keep(kept[0], std::move(candidate));
+    kept[job] = ByKey();
   }
   for (std::size_t job = 0; job < jobs; ++job) {
     counts.candidates += pairs[job];
     counts.cut += cut[job];
   }
   const std::size_t first = out.size();
-  for (auto& [key, candidate] : kept[0]) out.push_back(std::move(candidate));
+  for (Candidate& candidate : kept[0].values()) out.push_back(std::move(candidate));
   std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
             [](const Candidate& a, const Candidate& b) { return a.key < b.key; });
   run_parallel(out.size() - first, options.jobs, [&](std::size_t i) { with_terms(out[first + i]); });
@@ -422,9 +413,17 @@ Checked check_and_generalise(const rules::Rule& rule, const GenerateOptions& opt
 std::vector<rules::Rule> confirm(std::vector<Candidate> candidates, const GenerateOptions& options, StageCounts& counts) {
   const EnumerateOptions enumerate = enumerate_options(options);
   std::vector<rules::Rule> rules(candidates.size());
-  run_parallel(candidates.size(), options.jobs, [&](std::size_t i) {
+  // Per thread and universe, the evaluators of sources and targets (made once: each makes the inputs).
+  std::vector<std::map<const Universe*, std::pair<Evaluator, Evaluator>>> evaluators(
+      static_cast<std::size_t>(std::max(options.jobs, 1)));
+  run_parallel(candidates.size(), options.jobs, [&](std::size_t i, std::size_t worker) {
+    const Universe& universe = *candidates[i].pair.universe;
+    auto found = evaluators[worker].find(&universe);
+    if (found == evaluators[worker].end()) {
+      found = evaluators[worker].emplace(&universe, std::make_pair(Evaluator(universe, enumerate), Evaluator(universe, enumerate))).first;
+    }
     candidates[i].pair.renaming = readable_renaming(candidates[i].pair);
-    rules[i] = write_rule(candidates[i].pair, "gen-" + candidates[i].pair.universe->name, enumerate);
+    rules[i] = write_rule(candidates[i].pair, "gen-" + universe.name, found->second.first, found->second.second);
     decltype(candidates[i].terms)().swap(candidates[i].terms);  // written: only the key is read below
   });
   // The candidates of one fingerprint class share their sources (about two rules to a source at
@@ -469,8 +468,6 @@ bool has_input_source(const TermPairs& terms) {
   return std::any_of(terms.begin(), terms.end(), [](const auto& pair) { return pair.first.is_input(); });
 }
 
-/// The keys pruning compares with.
-using KeySet = std::unordered_set<uint64_t>;
 
 /// A key of the set pruning compares with: the candidate's key and its universe's name.
 uint64_t universe_key(const Universe& universe, uint64_t key) {
@@ -614,7 +611,9 @@ std::vector<Candidate> drop_merged_instances(std::vector<Candidate> candidates, 
     for (uint64_t key : keys) merged[i].push_back(universe_key(universe, key));
   });
   KeySet instances;
-  for (const std::vector<uint64_t>& keys : merged) instances.insert(keys.begin(), keys.end());
+  for (const std::vector<uint64_t>& keys : merged) {
+    for (uint64_t key : keys) instances.insert(key);
+  }
   std::vector<char> drop(candidates.size(), 0);
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     drop[i] = instances.count(universe_key(*candidates[i].pair.universe, candidates[i].key)) > 0;

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <array>
 #include <map>
-#include <string>
 #include <unordered_map>
-#include <unordered_set>
+#include <string>
 
+#include "generate/key_table.h"
 #include "ir/error.h"
 #include "ir/parallel.h"
 
@@ -136,7 +136,7 @@ void skeletons_of(const Universe& universe, const Term& term, std::vector<uint64
 class RewriteIndex {
  public:
   void add(const Universe& universe, const Rewrite& rewrite) {
-    std::vector<Group>& bucket = buckets_[skeleton(universe, *rewrite.from)];
+    std::vector<Group>& bucket = *buckets_.try_emplace(skeleton(universe, *rewrite.from)).first;
     const uint64_t hash = term_hash(universe, *rewrite.from);
     // The group of an equal source: looked up by hash, its term compared.
     const auto [first, last] = group_of_.equal_range(hash);
@@ -152,7 +152,7 @@ class RewriteIndex {
 
   /// Orders each group by size, so a lookup stops at the first rewrite too large.
   void seal() {
-    for (auto& [key, bucket] : buckets_) {
+    for (std::vector<Group>& bucket : buckets_.values()) {
       for (Group& group : bucket) {
         std::stable_sort(group.rewrites.begin(), group.rewrites.end(),
                          [](const Rewrite& a, const Rewrite& b) { return a.size < b.size; });
@@ -189,9 +189,9 @@ class RewriteIndex {
     std::sort(keys.begin(), keys.end());  // a commutative node can give one skeleton twice
     keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
     for (uint64_t key : keys) {
-      const auto bucket = buckets_.find(key);
-      if (bucket == buckets_.end()) continue;
-      for (const Group& group : bucket->second) {
+      const std::vector<Group>* bucket = buckets_.find(key);
+      if (!bucket) continue;
+      for (const Group& group : *bucket) {
         if (group.rewrites.front().size >= limit) continue;
         Bindings bound{};
         if (!match(universe, *group.from, term, bound)) continue;
@@ -253,7 +253,7 @@ class RewriteIndex {
     const Term* from;
     std::vector<Rewrite> rewrites;
   };
-  std::unordered_map<uint64_t, std::vector<Group>> buckets_;
+  KeyTable<std::vector<Group>> buckets_;
   /// Each group's index in its bucket, by the term_hash of its source (equal sources have one
   /// skeleton, so the bucket is the source's own).
   std::unordered_multimap<uint64_t, std::size_t> group_of_;
@@ -275,13 +275,13 @@ bool implied(const Candidate& candidate, const RewriteIndex& forward, const Rewr
   const auto& [source, target] = candidate.terms.front();
   const std::size_t limit = size_of(candidate);
   const uint64_t goal = term_hash(universe, target);
-  std::unordered_set<uint64_t> ahead;
+  KeySet ahead;
   const bool reached = forward.step(universe, source, limit, [&](uint64_t hash) {
     if (hash == goal) return true;
     ahead.insert(hash);
     return false;
   });
-  return reached || backward.step(universe, target, limit, [&](uint64_t hash) { return ahead.count(hash) > 0; });
+  return reached || backward.step(universe, target, limit, [&](uint64_t hash) { return ahead.contains(hash); });
 }
 
 }  // namespace
