@@ -82,11 +82,22 @@ std::string node_lines(const GraphPair& pair, const CompactGraph& graph, const s
   return text;
 }
 
-std::string comment(const GraphPair& pair, const std::vector<std::string>& names) {
-  std::string sources, targets;
+/// The terms of a pair's mapped outputs: (source, target) for each.
+std::vector<std::pair<Term, Term>> output_terms(const GraphPair& pair) {
+  std::vector<std::pair<Term, Term>> terms;
   for (const auto& [source, target] : pair.outputs) {
-    sources += (sources.empty() ? "" : ", ") + to_text(*pair.universe, term_of(*pair.universe, pair.source, source), names);
-    targets += (targets.empty() ? "" : ", ") + to_text(*pair.universe, term_of(*pair.universe, pair.target, target), names);
+    terms.emplace_back(term_of(*pair.universe, pair.source, source), term_of(*pair.universe, pair.target, target));
+  }
+  return terms;
+}
+
+/// The `before -> after` comment line of a pair whose output terms are `terms`.
+std::string comment(const Universe& universe, const std::vector<std::pair<Term, Term>>& terms,
+                    const std::vector<std::string>& names) {
+  std::string sources, targets;
+  for (const auto& [source, target] : terms) {
+    sources += (sources.empty() ? "" : ", ") + to_text(universe, source, names);
+    targets += (targets.empty() ? "" : ", ") + to_text(universe, target, names);
   }
   return "#   " + sources + " -> " + targets + "\n";
 }
@@ -177,10 +188,11 @@ std::vector<std::string> names_of(const Universe& universe, const std::vector<in
 }  // namespace
 
 std::vector<int> readable_renaming(const GraphPair& pair) {
+  const std::vector<std::pair<Term, Term>> terms = output_terms(pair);
   std::vector<int> best;
   std::string best_text;
   for (const std::vector<int>& renaming : renamings(*pair.universe)) {
-    std::string text = comment(pair, names_of(*pair.universe, renaming));
+    std::string text = comment(*pair.universe, terms, names_of(*pair.universe, renaming));
     if (best.empty() || text < best_text) {
       best = renaming;
       best_text = std::move(text);
@@ -190,6 +202,11 @@ std::vector<int> readable_renaming(const GraphPair& pair) {
 }
 
 rules::Rule write_rule(const GraphPair& pair, const std::string& name, const EnumerateOptions& options) {
+  Evaluator sources(*pair.universe, options), targets(*pair.universe, options);
+  return write_rule(pair, name, sources, targets);
+}
+
+rules::Rule write_rule(const GraphPair& pair, const std::string& name, Evaluator& sources, Evaluator& targets) {
   const Universe& universe = *pair.universe;
   const std::vector<std::string> names = names_of(universe, pair.renaming);
   std::set<int> used;
@@ -197,9 +214,9 @@ rules::Rule write_rule(const GraphPair& pair, const std::string& name, const Enu
     for (int input : inputs_of(term_of(universe, pair.source, source))) used.insert(input);
   }
   // Each graph evaluated once: the writer reads its dims, dim expressions and split points.
-  const std::vector<Slot> source_slots = evaluate(universe, pair.source, options);
-  const std::vector<Slot> target_slots = evaluate(universe, pair.target, options);
-  std::string text = comment(pair, names) + "rule " + name + "\n  origin generated\n  source\n";
+  const std::vector<Slot>& source_slots = sources.evaluate(pair.source);
+  const std::vector<Slot>& target_slots = targets.evaluate(pair.target);
+  std::string text = comment(universe, output_terms(pair), names) + "rule " + name + "\n  origin generated\n  source\n";
   text += node_lines(pair, pair.source, source_slots, "s", names);
   for (const auto& [name, rank] : ranks(universe, used, names)) {
     text += "  where rank(" + name + ") == " + std::to_string(rank) + "\n";

@@ -33,4 +33,8 @@ std::vector<int> readable_renaming(const GraphPair& pair);
 /// `before -> after`. Throws graphsub::Error if the text does not parse (a generator bug).
 rules::Rule write_rule(const GraphPair& pair, const std::string& name, const EnumerateOptions& options);
 
+/// write_rule with the graphs evaluated by `sources` and `targets` (Evaluators of the pair's
+/// universe: rules written one after another share their first operators' slots).
+rules::Rule write_rule(const GraphPair& pair, const std::string& name, Evaluator& sources, Evaluator& targets);
+
 }  // namespace graphsub::generate

@@ -23,6 +23,7 @@ class Lexer {
 
   std::vector<Token> run() {
     std::vector<Token> tokens;
+    tokens.reserve(16);
     while (true) {
       while (pos_ < line_.size() && std::isspace(static_cast<unsigned char>(line_[pos_]))) ++pos_;
       if (pos_ >= line_.size() || line_[pos_] == '#') break;
@@ -43,14 +44,24 @@ class Lexer {
     }
     if (is_digit(c)) return number();
     if (c == '"') return string();
-    for (const char* symbol : kSymbols) {
-      if (line_.compare(pos_, std::char_traits<char>::length(symbol), symbol) == 0) {
-        pos_ += std::char_traits<char>::length(symbol);
-        return Token{Token::Kind::kSymbol, symbol, 0, 0};
-      }
+    if (const char* symbol = symbol_at()) {
+      const std::size_t length = std::char_traits<char>::length(symbol);
+      pos_ += length;
+      return Token{Token::Kind::kSymbol, std::string(symbol, length), 0, 0};
     }
     fail(std::string("unexpected character '") + c + "'");
     return {};
+  }
+
+  /// The symbol at pos_, the longest first, or null: the symbols of one first character are
+  /// tried, not every symbol (the generator parses two million lines of its rules).
+  const char* symbol_at() const {
+    const char c = line_[pos_];
+    for (const char* symbol : kSymbols) {
+      if (symbol[0] != c) continue;
+      if (line_.compare(pos_, std::char_traits<char>::length(symbol), symbol) == 0) return symbol;
+    }
+    return nullptr;
   }
 
   std::string word() {

@@ -80,7 +80,9 @@ class RuleParser {
   /// Feeds one line of the rule body; returns true when it was `end` and the rule is complete.
   bool feed(const std::string& text, int line) {
     line_ = line;
-    TokenStream tokens(tokenize(text, where()), where());
+    std::string place = where();
+    std::vector<Token> lexed = tokenize(text, place);
+    TokenStream tokens(std::move(lexed), std::move(place));
     if (tokens.at_end()) return false;
     const std::string keyword = keyword_of(tokens);
     if (keyword.empty()) return node_line(tokens), false;
