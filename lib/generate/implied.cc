@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <map>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 
 #include "generate/key_table.h"
 #include "ir/error.h"
