@@ -165,7 +165,11 @@ class RewriteIndex {
   bool reducible(const Universe& universe, const Term& term, std::size_t limit) const {
     if (term.is_input()) return false;
     if (split_of_concat(universe, term)) return true;
-    return visit(universe, term, limit, [](const Rewrite& rewrite, const Bindings&) { return rewrite.to->is_input(); }) ||
+    return visit(universe, term, limit, [&](const Group& group, const Bindings&) {
+             return std::any_of(group.rewrites.begin(), group.rewrites.end(), [&](const Rewrite& rewrite) {
+               return rewrite.size < limit && rewrite.to->is_input();
+             });
+           }) ||
            std::any_of(term.args.begin(), term.args.end(), [&](const Term& arg) { return reducible(universe, arg, limit); });
   }
 
@@ -180,8 +184,9 @@ class RewriteIndex {
   }
 
  private:
-  /// Calls `found` for each rewrite smaller than `limit` whose source matches `term` at its root;
-  /// stops and returns true where `found` returns true.
+  /// Calls `found` with each group of rewrites whose source matches `term` at its root and whose
+  /// smallest rewrite is smaller than `limit`, and the match's bindings; stops and returns true
+  /// where `found` returns true.
   template <class Found>
   bool visit(const Universe& universe, const Term& term, std::size_t limit, const Found& found) const {
     std::vector<uint64_t> keys;
@@ -195,10 +200,7 @@ class RewriteIndex {
         if (group.rewrites.front().size >= limit) continue;
         Bindings bound{};
         if (!match(universe, *group.from, term, bound)) continue;
-        for (const Rewrite& rewrite : group.rewrites) {
-          if (rewrite.size >= limit) break;
-          if (found(rewrite, bound)) return true;
-        }
+        if (found(group, bound)) return true;
       }
     }
     return false;
@@ -231,10 +233,20 @@ class RewriteIndex {
     if (const Term* part = split_of_concat(universe, term)) {
       if (made(lift(universe, hash_of(hashes, *part), path))) return true;
     }
-    const bool stopped = visit(universe, term, limit, [&](const Rewrite& rewrite, const Bindings& bound) {
-      return made(lift(universe, hash_with(universe, *rewrite.to, [&](const Term& input) {
-        return hash_of(hashes, *bound[static_cast<std::size_t>(input.input)]);
-      }), path));
+    const bool stopped = visit(universe, term, limit, [&](const Group& group, const Bindings& bound) {
+      // The bound sub-terms' hashes, looked up once for the group's rewrites.
+      std::array<uint64_t, kMaxInputs> bound_hashes{};
+      for (std::size_t k = 0; k < kMaxInputs; ++k) {
+        if (bound[k]) bound_hashes[k] = hash_of(hashes, *bound[k]);
+      }
+      for (const Rewrite& rewrite : group.rewrites) {
+        if (rewrite.size >= limit) break;
+        const uint64_t hash = hash_with(universe, *rewrite.to, [&](const Term& input) {
+          return bound_hashes[static_cast<std::size_t>(input.input)];
+        });
+        if (made(lift(universe, hash, path))) return true;
+      }
+      return false;
     });
     if (stopped) return true;
     std::array<uint64_t, 2> args{};
