@@ -188,14 +188,15 @@ std::optional<Outputs> conv(const OpChoice& op, const Slot& x, const Slot& w, co
       for (int64_t i = 0; i < h; ++i) {
         for (int64_t j = 0; j < wd; ++j) {
           // Products of residues below 2^32 summed exactly in 128 bits, reduced once.
+          // The taps inside the image: di from di_first to di_last (exclusive), dj likewise.
+          const int64_t di_first = std::max<int64_t>(0, pad - i), di_last = std::min(k, h + pad - i);
+          const int64_t dj_first = std::max<int64_t>(0, pad - j), dj_last = std::min(k, wd + pad - j);
           Wide sum = 0;
           for (int64_t ic = 0; ic < c; ++ic) {
-            for (int64_t di = 0; di < k; ++di) {
-              for (int64_t dj = 0; dj < k; ++dj) {
-                const int64_t ii = i + di - pad, jj = j + dj - pad;
-                if (ii < 0 || ii >= h || jj < 0 || jj >= wd) continue;
-                sum += uint64_t{x.values[((b * c + ic) * h + ii) * wd + jj]} * w.values[((oc * c + ic) * k + di) * k + dj];
-              }
+            for (int64_t di = di_first; di < di_last; ++di) {
+              const uint32_t* x_row = x.values.data() + ((b * c + ic) * h + i + di - pad) * wd;
+              const uint32_t* w_row = w.values.data() + ((oc * c + ic) * k + di) * k;
+              for (int64_t dj = dj_first; dj < dj_last; ++dj) sum += uint64_t{x_row[j + dj - pad]} * w_row[dj];
             }
           }
           const uint32_t reduced = field.reduce(field.reduce(static_cast<uint64_t>(sum >> 64)) * two_to_64 +
