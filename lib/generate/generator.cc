@@ -328,9 +328,13 @@ void keep_one_per_key(std::vector<Candidate>& candidates) {
 
 enum class FloatVerdict { kEqual, kDifferent, kNoInstance };
 
+/// The runs of the drawn source graphs one InstanceCache gave, by Instance::source_id: the rules
+/// of one source pattern rewrite the same source graphs, run once.
+using SourceRuns = std::map<uint64_t, runtime::ReferenceRuns>;
+
 /// Source and target of each instance run through the reference kernels on random floats in
 /// [-1, 1] (TASO: 1e-5); the first instance that differs, or that the kernels refuse, decides.
-FloatVerdict run_on_floats(const std::vector<verify::Instance>& instances) {
+FloatVerdict run_on_floats(const std::vector<verify::Instance>& instances, SourceRuns& source_runs) {
   if (instances.empty()) return FloatVerdict::kNoInstance;
   runtime::CheckOptions check;
   check.samples = 2;
@@ -338,7 +342,11 @@ FloatVerdict run_on_floats(const std::vector<verify::Instance>& instances) {
   check.rtol = 1e-5;
   for (const verify::Instance& instance : instances) {
     try {
-      if (!runtime::check_equivalent(instance.source, instance.target, check).passed()) return FloatVerdict::kDifferent;
+      auto [runs, fresh] = source_runs.try_emplace(instance.source_id);
+      if (fresh || instance.source_id == 0) runs->second = runtime::run_reference(instance.source, check);
+      if (!runtime::check_against(instance.source, runs->second, instance.target, check).passed()) {
+        return FloatVerdict::kDifferent;
+      }
     } catch (const Error&) {
       return FloatVerdict::kNoInstance;
     }
@@ -362,8 +370,10 @@ struct Checked {
 };
 
 /// Lets the rewriter apply `rule` on random small shapes, source and target run on floats, then
-/// opens what still holds. `cache` holds the source graphs of the rules with `rule`'s source.
-Checked check_and_generalise(const rules::Rule& rule, const GenerateOptions& options, verify::InstanceCache& cache) {
+/// opens what still holds. `cache` holds the source graphs of the rules with `rule`'s source,
+/// `source_runs` their runs on floats.
+Checked check_and_generalise(const rules::Rule& rule, const GenerateOptions& options, verify::InstanceCache& cache,
+                             SourceRuns& source_runs) {
   Checked checked;
   verify::InstanceOptions fixed;
   // A condition on a sum of dims (a matrix product of concatenations: the inner dims agree as
@@ -376,7 +386,7 @@ Checked check_and_generalise(const rules::Rule& rule, const GenerateOptions& opt
   fixed.count = sums ? options.sum_instances : options.float_instances;
   fixed.attempts = 2000;
   fixed.solve_dims = sums;
-  checked.verdict = run_on_floats(cache.instances(rule, fixed));
+  checked.verdict = run_on_floats(cache.instances(rule, fixed), source_runs);
   if (checked.verdict != FloatVerdict::kEqual) return checked;
   // An opened parameter is checked on larger instances than the first check's: each attempt's
   // dims are drawn up to a limit of 3 to 5, as on images of 1 or 2 pixels a strided 1 x 1
@@ -402,7 +412,7 @@ Checked check_and_generalise(const rules::Rule& rule, const GenerateOptions& opt
         trial.varied.push_back(variable);
       }
     }
-    trial.held = run_on_floats(instances) == FloatVerdict::kEqual;
+    trial.held = run_on_floats(instances, source_runs) == FloatVerdict::kEqual;
     return trial;
   });
   checked.opened = checked.rule->source != rule.source;
@@ -441,8 +451,9 @@ std::vector<rules::Rule> confirm(std::vector<Candidate> candidates, const Genera
   std::vector<Checked> checked(candidates.size());
   run_parallel(groups.size(), options.jobs, [&](std::size_t g) {
     verify::InstanceCache cache;
+    SourceRuns source_runs;
     for (std::size_t i : groups[g]) {
-      checked[i] = check_and_generalise(rules[i], options, cache);
+      checked[i] = check_and_generalise(rules[i], options, cache, source_runs);
       rules[i] = rules::Rule{};  // the cache keeps its own copy
     }
   });

@@ -106,13 +106,32 @@ TensorMap random_inputs(const ir::Graph& graph, uint32_t seed, const CheckOption
 
 CheckReport check_equivalent(const ir::Graph& reference, const ir::Graph& candidate,
                              const CheckOptions& options) {
+  return check_against(reference, run_reference(reference, options), candidate, options);
+}
+
+ReferenceRuns run_reference(const ir::Graph& reference, const CheckOptions& options) {
+  ReferenceRuns runs;
+  try {
+    for (int sample = 0; sample < options.samples; ++sample) {
+      runs.inputs.push_back(random_inputs(reference, options.seed + static_cast<uint32_t>(sample), options));
+      runs.outputs.push_back(CpuExecutor::run(reference, runs.inputs.back()));
+    }
+  } catch (const Error& error) {
+    runs = ReferenceRuns{};
+    runs.error = error.what();
+  }
+  return runs;
+}
+
+CheckReport check_against(const ir::Graph& reference, const ReferenceRuns& runs, const ir::Graph& candidate,
+                          const CheckOptions& options) {
   check_interfaces(reference, candidate);
+  if (!runs.error.empty()) throw Error(runs.error);
   CheckReport report;
   for (const std::string& name : reference.output_names()) report.outputs.push_back({name, 0, 0, true});
   for (int sample = 0; sample < options.samples; ++sample) {
-    TensorMap inputs = random_inputs(reference, options.seed + static_cast<uint32_t>(sample), options);
-    TensorMap want = CpuExecutor::run(reference, inputs);
-    TensorMap got = CpuExecutor::run(candidate, inputs);
+    const TensorMap& want = runs.outputs.at(static_cast<std::size_t>(sample));
+    TensorMap got = CpuExecutor::run(candidate, runs.inputs.at(static_cast<std::size_t>(sample)));
     for (std::size_t i = 0; i < report.outputs.size(); ++i) {
       compare(*want.at(reference.output_names()[i]), *got.at(candidate.output_names()[i]), options,
               report.outputs[i]);

@@ -47,4 +47,22 @@ TensorMap random_inputs(const ir::Graph& graph, uint32_t seed, const CheckOption
 CheckReport check_equivalent(const ir::Graph& reference, const ir::Graph& candidate,
                              const CheckOptions& options = {});
 
+/// The reference's side of check_equivalent: each sample's random inputs and the reference's
+/// outputs on them, or why the reference could not run. A caller that checks several candidates
+/// against one reference (the rules of one source pattern) runs the reference once.
+struct ReferenceRuns {
+  std::vector<TensorMap> inputs;
+  std::vector<TensorMap> outputs;
+  std::string error;  ///< Not empty when the reference could not run: check_against throws it.
+};
+
+/// Runs `reference` on check_equivalent's inputs for `options`. Never throws graphsub::Error: the
+/// failure is kept for check_against.
+ReferenceRuns run_reference(const ir::Graph& reference, const CheckOptions& options = {});
+
+/// check_equivalent(reference, candidate, options) with the reference's runs given (`runs` from
+/// run_reference(reference, options)): the same report, the same errors.
+CheckReport check_against(const ir::Graph& reference, const ReferenceRuns& runs, const ir::Graph& candidate,
+                          const CheckOptions& options = {});
+
 }  // namespace graphsub::runtime

@@ -622,13 +622,16 @@ std::optional<Drawn> draw_source(Attempt& attempt, int number, bool solve_dims, 
 }
 
 /// `drawn` rewritten by `rule` (whose source drew it) at the first match the rewriter accepts.
-std::optional<Instance> rewrite_drawn(const Drawn& drawn, const rules::Rule& rule, Reasons* reasons) {
+std::optional<Instance> rewrite_drawn(const Drawn& drawn, const rules::Rule& rule, uint64_t source_id, Reasons* reasons) {
   std::string refusal;
   for (const rewrite::Match& match : drawn.matches) {
     rewrite::Match applied = match;
     applied.rule = &rule;
     std::optional<ir::Graph> target = rewrite::apply(drawn.source, applied, &refusal);
-    if (target) return Instance{drawn.source, std::move(*target), drawn.free_weights, drawn.description, std::move(applied)};
+    if (target) {
+      return Instance{drawn.source, std::move(*target), drawn.free_weights, drawn.description, std::move(applied),
+                      source_id};
+    }
   }
   return failure<Instance>(reasons, Stage::kApply, "rewrite::apply refused the match: " + refusal);
 }
@@ -639,8 +642,10 @@ std::optional<Instance> rewrite_drawn(const Drawn& drawn, const rules::Rule& rul
 /// each rule with that source that asks.
 class InstanceSearch {
  public:
-  InstanceSearch(const rules::Rule& rule, const InstanceOptions& options)
-      : rule_(rule),
+  /// `serial` numbers the searches of one InstanceCache (0: a search of its own).
+  InstanceSearch(const rules::Rule& rule, const InstanceOptions& options, uint32_t serial = 0)
+      : serial_(serial),
+        rule_(rule),
         options_(options),
         plan_(plan_source(rule_)),
         rng_(options.seed),
@@ -670,7 +675,8 @@ class InstanceSearch {
       const Drawn& drawn = drawn_[i];
       fruitless += drawn.attempt - previous - 1;
       previous = drawn.attempt;
-      std::optional<Instance> instance = rewrite_drawn(drawn, rule, why);
+      const uint64_t source_id = serial_ == 0 ? 0 : uint64_t{serial_} << 32 | static_cast<uint32_t>(drawn.attempt + 1);
+      std::optional<Instance> instance = rewrite_drawn(drawn, rule, source_id, why);
       fruitless = instance ? 0 : fruitless + 1;
       if (instance) found.push_back(std::move(*instance));
     }
@@ -691,6 +697,7 @@ class InstanceSearch {
     return drawn_.size() > i && drawn_[i].attempt < limit;
   }
 
+  const uint32_t serial_;
   const rules::Rule rule_;
   const InstanceOptions options_;
   const SourcePlan plan_;
@@ -753,7 +760,7 @@ InstanceCache::~InstanceCache() = default;
 
 std::vector<Instance> InstanceCache::instances(const rules::Rule& rule, const InstanceOptions& options) {
   std::unique_ptr<InstanceSearch>& search = searches_[source_key(rule) + options_key(options)];
-  if (!search) search = std::make_unique<InstanceSearch>(rule, options);
+  if (!search) search = std::make_unique<InstanceSearch>(rule, options, static_cast<uint32_t>(searches_.size()));
   return search->instances(rule, nullptr);
 }
 

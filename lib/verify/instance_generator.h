@@ -30,6 +30,9 @@ struct Instance {
   std::string description;
   /// The match of the rule's source that made `target` (it binds every node of `source`).
   rewrite::Match match;
+  /// Which drawn source graph this is: instances with one id (from one InstanceCache) have the
+  /// same `source`, weights and all, so its runs may be shared. 0 from make_instances.
+  uint64_t source_id = 0;
 };
 
 /// How instances are searched for.

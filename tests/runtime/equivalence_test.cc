@@ -63,6 +63,25 @@ TEST_CASE("equal graphs pass the check, different ones fail it", "[runtime]") {
   CHECK(other.outputs.at(0).name == "y");
 }
 
+TEST_CASE("a reference run once checks several candidates as check_equivalent does", "[runtime]") {
+  runtime::CheckOptions options;
+  options.dims["N"] = 3;
+  const ir::Graph relu = unary_of_sum(ir::OpKind::kRelu, 0.25f);
+  const runtime::ReferenceRuns runs = runtime::run_reference(relu, options);
+  REQUIRE(runs.error.empty());
+  REQUIRE(runs.outputs.size() == static_cast<std::size_t>(options.samples));
+  for (const ir::Graph& candidate : {unary_of_sum(ir::OpKind::kRelu, 0.2500001f), unary_of_sum(ir::OpKind::kSigmoid, 0.25f)}) {
+    const runtime::CheckReport alone = runtime::check_equivalent(relu, candidate, options);
+    const runtime::CheckReport shared = runtime::check_against(relu, runs, candidate, options);
+    CHECK(shared.passed() == alone.passed());
+    CHECK(shared.outputs.at(0).max_abs_error == alone.outputs.at(0).max_abs_error);
+  }
+  // A reference that could not run: every candidate gets its error.
+  runtime::ReferenceRuns failed;
+  failed.error = "no kernel for the reference";
+  CHECK_THROWS_WITH(runtime::check_against(relu, failed, relu, options), Catch::Contains("no kernel for the reference"));
+}
+
 TEST_CASE("random inputs are deterministic per seed and honour named dims", "[runtime]") {
   const ir::Graph graph = unary_of_sum(ir::OpKind::kRelu, 0);
   runtime::CheckOptions options;
