@@ -181,7 +181,31 @@ const std::vector<Slot>& Evaluator::evaluate(const CompactGraph& graph) {
   slots_.resize(kept);
   valid_ = shared;
   last_ = graph;
-  for (int i = shared; i < graph.num_ops; ++i) {
+  // The first two operators' slots from the memo, or computed and kept there.
+  const auto memo_key = [&graph] {
+    uint64_t key = 0;
+    for (std::size_t i = 0; i < 2; ++i) {
+      const OpRecord& op = graph.ops[i];
+      key = key << 24 | uint64_t{op.choice} << 16 | uint64_t{op.inputs[0]} << 8 | op.inputs[1];
+    }
+    return key;
+  };
+  bool remember = false;
+  if (shared < 2 && graph.num_ops >= 2) {
+    const auto remembered = memo_.find(memo_key());
+    if (remembered != memo_.end()) {
+      slots_.resize(universe_.inputs.size());
+      slots_.insert(slots_.end(), remembered->second.begin(), remembered->second.end());
+      valid_ = 2;
+    } else {
+      remember = memo_.size() < kMemoEntries;
+    }
+  }
+  for (int i = valid_; i < graph.num_ops; ++i) {
+    if (remember && i == 2) {
+      memo_.emplace(memo_key(), std::vector<Slot>(slots_.begin() + static_cast<std::ptrdiff_t>(universe_.inputs.size()), slots_.end()));
+      remember = false;
+    }
     const OpRecord& record = graph.ops[static_cast<std::size_t>(i)];
     const OpChoice& op = universe_.ops[record.choice];
     Inputs inputs{};
@@ -189,6 +213,9 @@ const std::vector<Slot>& Evaluator::evaluate(const CompactGraph& graph) {
     std::optional<Outputs> outputs = apply(op, inputs, field_);
     for (Slot& slot : *outputs) slots_.push_back(std::move(slot));
     valid_ = i + 1;
+  }
+  if (remember) {  // a graph of two operators
+    memo_.emplace(memo_key(), std::vector<Slot>(slots_.begin() + static_cast<std::ptrdiff_t>(universe_.inputs.size()), slots_.end()));
   }
   return slots_;
 }

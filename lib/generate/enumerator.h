@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "generate/op_set.h"
@@ -58,7 +59,9 @@ std::vector<Slot> evaluate(const Universe& universe, const CompactGraph& graph, 
 
 /// Evaluates graph after graph, the inputs made once and the slots of the operators a graph
 /// begins with like the one before kept (the graphs of a fingerprint class are sorted, so
-/// neighbours often share their first operators).
+/// neighbours often share their first operators), and the slots of the first two operators kept
+/// for every pair met (up to kMemoEntries: a universe has a few thousand such pairs, and pairing
+/// evaluates millions of graphs that begin with one of them).
 class Evaluator {
  public:
   Evaluator(const Universe& universe, const EnumerateOptions& options);
@@ -66,11 +69,15 @@ class Evaluator {
   const std::vector<Slot>& evaluate(const CompactGraph& graph);
 
  private:
+  static constexpr std::size_t kMemoEntries = 20000;
+
   const Universe& universe_;
   Field field_;
   std::vector<Slot> slots_;
   CompactGraph last_;        ///< The graph `slots_` holds, its first `valid_` operators evaluated.
   int valid_ = 0;
+  /// The output slots of a graph's first two operators, by the two operators (memo_key).
+  std::unordered_map<uint64_t, std::vector<Slot>> memo_;
 };
 
 /// Indices of the slots `graph` outputs: operator outputs nothing reads, or the marked inputs.

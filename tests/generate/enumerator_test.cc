@@ -147,6 +147,28 @@ TEST_CASE("enumeration is the same for any number of jobs, and shards partition 
                    [](const Enumerated& a, const Enumerated& b) { return a.graph == b.graph; }));
 }
 
+TEST_CASE("an evaluator reusing earlier graphs' first operators gives what a fresh evaluation gives", "[generate]") {
+  const Universe universe = only({"conv.conv", "conv.avgpool3", "conv.add", "conv.concat1", "conv.split1"});
+  EnumerateOptions options;
+  options.max_ops = 3;
+  std::vector<Enumerated> graphs = enumerate(universe, options).graphs;
+  // In fingerprint order neighbours rarely share first operators: the memo of first pairs serves.
+  Evaluator evaluator(universe, options);
+  std::size_t checked = 0;
+  for (std::size_t i = 0; i < graphs.size(); i += 7) {
+    const std::vector<Slot>& reused = evaluator.evaluate(graphs[i].graph);
+    const std::vector<Slot> fresh = evaluate(universe, graphs[i].graph, options);
+    REQUIRE(reused.size() == fresh.size());
+    for (std::size_t s = 0; s < fresh.size(); ++s) {
+      CHECK(reused[s].hash == fresh[s].hash);
+      CHECK(reused[s].dims == fresh[s].dims);
+      CHECK(reused[s].dim_exprs == fresh[s].dim_exprs);
+    }
+    ++checked;
+  }
+  CHECK(checked > 100);
+}
+
 TEST_CASE("an unknown op name is refused with the known ones named", "[generate]") {
   CHECK_THROWS_WITH(select_universes({"matrix.softmax"}), Catch::Contains("unknown op 'matrix.softmax'"));
   CHECK(select_universes({}).size() == 2);
