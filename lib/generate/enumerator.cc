@@ -182,17 +182,14 @@ const std::vector<Slot>& Evaluator::evaluate(const CompactGraph& graph) {
   valid_ = shared;
   last_ = graph;
   // The first two operators' slots from the memo, or computed and kept there.
-  const auto memo_key = [&graph] {
-    uint64_t key = 0;
-    for (std::size_t i = 0; i < 2; ++i) {
-      const OpRecord& op = graph.ops[i];
-      key = key << 24 | uint64_t{op.choice} << 16 | uint64_t{op.inputs[0]} << 8 | op.inputs[1];
-    }
-    return key;
-  };
+  uint64_t memo_key = 0;
+  for (std::size_t i = 0; i < 2; ++i) {
+    const OpRecord& op = graph.ops[i];
+    memo_key = memo_key << 24 | uint64_t{op.choice} << 16 | uint64_t{op.inputs[0]} << 8 | op.inputs[1];
+  }
   bool remember = false;
   if (shared < 2 && graph.num_ops >= 2) {
-    const auto remembered = memo_.find(memo_key());
+    const auto remembered = memo_.find(memo_key);
     if (remembered != memo_.end()) {
       slots_.resize(universe_.inputs.size());
       slots_.insert(slots_.end(), remembered->second.begin(), remembered->second.end());
@@ -202,10 +199,6 @@ const std::vector<Slot>& Evaluator::evaluate(const CompactGraph& graph) {
     }
   }
   for (int i = valid_; i < graph.num_ops; ++i) {
-    if (remember && i == 2) {
-      memo_.emplace(memo_key(), std::vector<Slot>(slots_.begin() + static_cast<std::ptrdiff_t>(universe_.inputs.size()), slots_.end()));
-      remember = false;
-    }
     const OpRecord& record = graph.ops[static_cast<std::size_t>(i)];
     const OpChoice& op = universe_.ops[record.choice];
     Inputs inputs{};
@@ -213,9 +206,9 @@ const std::vector<Slot>& Evaluator::evaluate(const CompactGraph& graph) {
     std::optional<Outputs> outputs = apply(op, inputs, field_);
     for (Slot& slot : *outputs) slots_.push_back(std::move(slot));
     valid_ = i + 1;
-  }
-  if (remember) {  // a graph of two operators
-    memo_.emplace(memo_key(), std::vector<Slot>(slots_.begin() + static_cast<std::ptrdiff_t>(universe_.inputs.size()), slots_.end()));
+    if (remember && valid_ == 2) {
+      memo_.emplace(memo_key, std::vector<Slot>(slots_.begin() + static_cast<std::ptrdiff_t>(universe_.inputs.size()), slots_.end()));
+    }
   }
   return slots_;
 }

@@ -201,11 +201,6 @@ std::vector<int> readable_renaming(const GraphPair& pair) {
   return best;
 }
 
-rules::Rule write_rule(const GraphPair& pair, const std::string& name, const EnumerateOptions& options) {
-  Evaluator sources(*pair.universe, options), targets(*pair.universe, options);
-  return write_rule(pair, name, sources, targets);
-}
-
 rules::Rule write_rule(const GraphPair& pair, const std::string& name, Evaluator& sources, Evaluator& targets) {
   const Universe& universe = *pair.universe;
   const std::vector<std::string> names = names_of(universe, pair.renaming);

@@ -30,11 +30,9 @@ std::vector<int> readable_renaming(const GraphPair& pair);
 /// attribute (all of a node's attributes, so the source matches only what was enumerated), a
 /// split's sizes as the dims of the tensors it separates (`shape(a)[0]`), `where rank(x) == r`
 /// for each pattern input (the ranks the enumeration used), and a comment line
-/// `before -> after`. Throws graphsub::Error if the text does not parse (a generator bug).
-rules::Rule write_rule(const GraphPair& pair, const std::string& name, const EnumerateOptions& options);
-
-/// write_rule with the graphs evaluated by `sources` and `targets` (Evaluators of the pair's
-/// universe: rules written one after another share their first operators' slots).
+/// `before -> after`. Throws graphsub::Error if the text does not parse (a generator bug). The
+/// graphs are evaluated by `sources` and `targets`, Evaluators of the pair's universe (rules
+/// written one after another share their first operators' slots).
 rules::Rule write_rule(const GraphPair& pair, const std::string& name, Evaluator& sources, Evaluator& targets);
 
 }  // namespace graphsub::generate
