@@ -423,6 +423,7 @@ Checked check_and_generalise(const rules::Rule& rule, const GenerateOptions& opt
 std::vector<rules::Rule> confirm(std::vector<Candidate> candidates, const GenerateOptions& options, StageCounts& counts) {
   const EnumerateOptions enumerate = enumerate_options(options);
   std::vector<rules::Rule> rules(candidates.size());
+  std::vector<std::string> source_keys(candidates.size());
   // Per thread and universe, the evaluators of sources and targets (made once: each makes the inputs).
   std::vector<std::map<const Universe*, std::pair<Evaluator, Evaluator>>> evaluators(
       static_cast<std::size_t>(std::max(options.jobs, 1)));
@@ -434,6 +435,7 @@ std::vector<rules::Rule> confirm(std::vector<Candidate> candidates, const Genera
     }
     candidates[i].pair.renaming = readable_renaming(candidates[i].pair);
     rules[i] = write_rule(candidates[i].pair, "gen-" + universe.name, found->second.first, found->second.second);
+    source_keys[i] = verify::source_key(rules[i]);
     decltype(candidates[i].terms)().swap(candidates[i].terms);  // written: only the key is read below
   });
   // The candidates of one fingerprint class share their sources (about two rules to a source at
@@ -443,7 +445,7 @@ std::vector<rules::Rule> confirm(std::vector<Candidate> candidates, const Genera
   {
     std::unordered_map<std::string, std::size_t> group_of;
     for (std::size_t i = 0; i < rules.size(); ++i) {
-      const auto [it, fresh] = group_of.emplace(verify::source_key(rules[i]), groups.size());
+      const auto [it, fresh] = group_of.emplace(std::move(source_keys[i]), groups.size());
       if (fresh) groups.emplace_back();
       groups[it->second].push_back(i);
     }

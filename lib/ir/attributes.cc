@@ -11,9 +11,9 @@ namespace graphsub::ir {
 namespace {
 
 template <class T>
-const T& typed(const AttrValue& value, const std::string& name) {
+const T& typed(const AttrValue& value, std::string_view name) {
   const T* typed_value = std::get_if<T>(&value);
-  if (!typed_value) throw std::invalid_argument("attribute '" + name + "' has an unexpected type");
+  if (!typed_value) throw std::invalid_argument("attribute '" + std::string(name) + "' has an unexpected type");
   return *typed_value;
 }
 
@@ -69,51 +69,53 @@ bool equal_values(const AttrValue& a, const AttrValue& b) {
 
 }  // namespace
 
-void Attributes::set(const std::string& name, AttrValue value) {
-  auto it = std::lower_bound(items_.begin(), items_.end(), name,
-                             [](const auto& item, const std::string& key) { return item.first < key; });
-  if (it != items_.end() && it->first == name) {
-    it->second = std::move(value);
-  } else {
-    items_.insert(it, {name, std::move(value)});
+std::vector<std::pair<std::string, AttrValue>>::const_iterator Attributes::position(std::string_view name) const {
+  for (auto it = items_.begin(); it != items_.end(); ++it) {
+    if (it->first.size() == name.size() && std::string_view(it->first) == name) return it;
   }
+  return items_.end();
 }
 
-void Attributes::erase(const std::string& name) {
-  items_.erase(std::remove_if(items_.begin(), items_.end(),
-                              [&](const auto& item) { return item.first == name; }),
-               items_.end());
-}
-
-const AttrValue* Attributes::find(const std::string& name) const {
+void Attributes::set(std::string_view name, AttrValue value) {
+  if (const auto found = position(name); found != items_.end()) {
+    items_[static_cast<std::size_t>(found - items_.begin())].second = std::move(value);
+    return;
+  }
   auto it = std::lower_bound(items_.begin(), items_.end(), name,
-                             [](const auto& item, const std::string& key) { return item.first < key; });
-  return it != items_.end() && it->first == name ? &it->second : nullptr;
+                             [](const auto& item, std::string_view key) { return std::string_view(item.first) < key; });
+  items_.insert(it, {std::string(name), std::move(value)});
 }
 
-int64_t Attributes::get_int(const std::string& name, int64_t fallback) const {
+void Attributes::erase(std::string_view name) {
+  if (const auto found = position(name); found != items_.end()) items_.erase(found);
+}
+
+const AttrValue* Attributes::find(std::string_view name) const {
+  const auto found = position(name);
+  return found != items_.end() ? &found->second : nullptr;
+}
+
+int64_t Attributes::get_int(std::string_view name, int64_t fallback) const {
   const AttrValue* value = find(name);
   return value ? typed<int64_t>(*value, name) : fallback;
 }
 
-float Attributes::get_float(const std::string& name, float fallback) const {
+float Attributes::get_float(std::string_view name, float fallback) const {
   const AttrValue* value = find(name);
   return value ? typed<float>(*value, name) : fallback;
 }
 
-std::string Attributes::get_string(const std::string& name, const std::string& fallback) const {
+std::string Attributes::get_string(std::string_view name, const std::string& fallback) const {
   const AttrValue* value = find(name);
   return value ? typed<std::string>(*value, name) : fallback;
 }
 
-std::vector<int64_t> Attributes::get_ints(const std::string& name,
-                                          const std::vector<int64_t>& fallback) const {
+std::vector<int64_t> Attributes::get_ints(std::string_view name, const std::vector<int64_t>& fallback) const {
   const AttrValue* value = find(name);
   return value ? typed<std::vector<int64_t>>(*value, name) : fallback;
 }
 
-std::vector<float> Attributes::get_floats(const std::string& name,
-                                          const std::vector<float>& fallback) const {
+std::vector<float> Attributes::get_floats(std::string_view name, const std::vector<float>& fallback) const {
   const AttrValue* value = find(name);
   return value ? typed<std::vector<float>>(*value, name) : fallback;
 }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -21,20 +22,20 @@ using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>
 class Attributes {
  public:
   /// Sets (or replaces) a parameter.
-  void set(const std::string& name, AttrValue value);
+  void set(std::string_view name, AttrValue value);
   /// Removes a parameter if present.
-  void erase(const std::string& name);
+  void erase(std::string_view name);
   /// The value, or nullptr when absent.
-  const AttrValue* find(const std::string& name) const;
-  bool has(const std::string& name) const { return find(name) != nullptr; }
+  const AttrValue* find(std::string_view name) const;
+  bool has(std::string_view name) const { return find(name) != nullptr; }
 
   /// Typed reads with a default for absent names; a present value of another type throws
   /// std::invalid_argument naming the parameter.
-  int64_t get_int(const std::string& name, int64_t fallback) const;
-  float get_float(const std::string& name, float fallback) const;
-  std::string get_string(const std::string& name, const std::string& fallback) const;
-  std::vector<int64_t> get_ints(const std::string& name, const std::vector<int64_t>& fallback) const;
-  std::vector<float> get_floats(const std::string& name, const std::vector<float>& fallback) const;
+  int64_t get_int(std::string_view name, int64_t fallback) const;
+  float get_float(std::string_view name, float fallback) const;
+  std::string get_string(std::string_view name, const std::string& fallback) const;
+  std::vector<int64_t> get_ints(std::string_view name, const std::vector<int64_t>& fallback) const;
+  std::vector<float> get_floats(std::string_view name, const std::vector<float>& fallback) const;
 
   /// Entries sorted by name.
   const std::vector<std::pair<std::string, AttrValue>>& items() const { return items_; }
@@ -45,6 +46,10 @@ class Attributes {
   bool operator!=(const Attributes& other) const { return !(*this == other); }
 
  private:
+  /// The entry named `name`, or end(): a node has a handful of parameters, so a scan that
+  /// compares lengths first beats a binary search of string comparisons.
+  std::vector<std::pair<std::string, AttrValue>>::const_iterator position(std::string_view name) const;
+
   std::vector<std::pair<std::string, AttrValue>> items_;
 };
 

@@ -10,8 +10,10 @@ namespace graphsub::ops {
 namespace {
 
 std::vector<int64_t> ints_or(const ir::Attributes& attrs, const char* name, std::size_t size, int64_t fill) {
-  std::vector<int64_t> values = attrs.get_ints(name, {});
-  return values.empty() ? std::vector<int64_t>(size, fill) : values;
+  const ir::AttrValue* value = attrs.find(name);
+  const auto* values = value ? std::get_if<std::vector<int64_t>>(value) : nullptr;
+  if (value && !values) return attrs.get_ints(name, {});  // throws, naming the parameter
+  return values && !values->empty() ? *values : std::vector<int64_t>(size, fill);
 }
 
 bool all_at_least(const std::vector<int64_t>& values, int64_t lowest) {
@@ -125,7 +127,8 @@ std::string canonicalize_window(ir::Attributes& attrs, const ir::Shape& input, W
            "-d kernel";
   }
   const std::string auto_pad = attrs.get_string("auto_pad", "NOTSET");
-  const bool has_pads = !attrs.get_ints("pads", {}).empty();
+  const ir::AttrValue* pads = attrs.find("pads");
+  const bool has_pads = pads && !std::get<std::vector<int64_t>>(*pads).empty();
   if (std::string error = resolve_auto_pad(auto_pad, has_pads, input, window); !error.empty()) {
     return error;
   }

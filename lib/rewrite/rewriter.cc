@@ -145,23 +145,27 @@ class Rewrite {
     return def.infer(node, types);
   }
 
+  /// "Conv (target line 7): ", what a refusal of a target node starts with.
+  static std::string where(const PatternNode& pattern) {
+    return std::string(ops::kind_name(pattern.op)) + " (target line " + std::to_string(pattern.line) + "): ";
+  }
+
   std::string add_target_node(const PatternNode& pattern) {
-    const std::string where = std::string(ops::kind_name(pattern.op)) + " (target line " +
-                              std::to_string(pattern.line) + "): ";
     ir::Node node;
     node.op = pattern.op;
     std::vector<ir::TensorType> types;
     std::string reason = inputs_of(pattern, node.inputs, types);
     if (reason.empty()) reason = attributes_of(pattern, node.attrs);
-    if (!reason.empty()) return where + reason;
+    if (!reason.empty()) return where(pattern) + reason;
     const std::vector<std::size_t> counts = output_counts(pattern);
     const std::size_t num_outputs = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
     const ops::InferResult inferred = infer(pattern, node, types, num_outputs);
-    if (!inferred.ok()) return where + inferred.error;
-    if (inferred.outputs.size() < num_outputs) return where + "too few outputs";
+    if (!inferred.ok()) return where(pattern) + inferred.error;
+    if (inferred.outputs.size() < num_outputs) return where(pattern) + "too few outputs";
     std::vector<ir::OutputSpec> outputs;
+    outputs.reserve(inferred.outputs.size());
     for (const ir::TensorType& type : inferred.outputs) outputs.push_back({type, {}});
-    const ir::NodeId id = graph_.add_node(node.op, node.inputs, outputs, node.attrs);
+    const ir::NodeId id = graph_.add_node(node.op, std::move(node.inputs), outputs, std::move(node.attrs));
     const std::vector<ir::ValueId>& produced = graph_.node(id).outputs;
     std::size_t next = 0;
     for (std::size_t j = 0; j < pattern.outputs.size(); ++j) {

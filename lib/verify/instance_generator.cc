@@ -209,8 +209,10 @@ struct Drawn {
 /// One random candidate: the source drawn and built as a graph, then matched and rewritten.
 class Attempt {
  public:
-  Attempt(const rules::Rule& rule, const SourcePlan& plan, const DrawSettings& settings, const InstanceOptions& options)
+  Attempt(const rules::Rule& rule, const rewrite::Matcher& matcher, const SourcePlan& plan, const DrawSettings& settings,
+          const InstanceOptions& options)
       : rule_(rule),
+        matcher_(matcher),
         plan_(plan),
         settings_(settings),
         max_elements_(options.max_elements),
@@ -241,7 +243,7 @@ class Attempt {
 
   /// The matches of the rule that bind every node of the graph.
   std::vector<rewrite::Match> whole_matches() const {
-    std::vector<rewrite::Match> matches = rewrite::Matcher::find(graph_, rule_);
+    std::vector<rewrite::Match> matches = matcher_.find_all(graph_);
     matches.erase(std::remove_if(matches.begin(), matches.end(),
                                  [this](const rewrite::Match& match) { return !binds_every_node(match); }),
                   matches.end());
@@ -309,6 +311,13 @@ class Attempt {
     return keys;
   }
 
+  /// How many graph values `names` stand for.
+  std::size_t count_keys(const std::vector<std::string>& names) const {
+    std::size_t count = 0;
+    for (const std::string& name : names) count += rules::is_list_name(name) ? list_lengths_.at(name) : 1;
+    return count;
+  }
+
   std::vector<Key> keys_of(const std::vector<std::string>& names) const {
     std::vector<Key> keys;
     keys.reserve(names.size());
@@ -370,10 +379,11 @@ class Attempt {
   std::string add_node(std::size_t index) {
     const PatternNode& pattern = rule_.source[index];
     const std::vector<Key> inputs = keys_of(pattern.inputs);
-    const int num_outputs = static_cast<int>(keys_of(pattern.outputs).size());
+    const int num_outputs = static_cast<int>(count_keys(pattern.outputs));
     const ir::Attributes fixed = fixed_attributes(index);
     for (int redraw = 1;; ++redraw) {
       NodeDraw draw{settings_, {}, num_outputs, fixed, {}};
+      draw.inputs.reserve(inputs.size());
       for (const Key& key : inputs) {
         draw.inputs.push_back(input_draw(key));
         const std::optional<ir::TensorType>& type = draw.inputs.back().type;
@@ -391,6 +401,7 @@ class Attempt {
         if (redraw < kMoveRedraws) continue;
         return "binds what the search must move off to the values given";
       }
+      node.inputs.reserve(inputs.size());
       for (std::size_t i = 0; i < inputs.size(); ++i) node.inputs.push_back(input_value(inputs[i], draw.inputs[i]));
       return add_inferred(index, std::move(node), inferred);
     }
@@ -400,6 +411,7 @@ class Attempt {
   /// type drawn for it first.
   static std::vector<ir::TensorType> input_types(const std::vector<Key>& keys, const std::vector<InputDraw>& draws) {
     std::vector<ir::TensorType> types;
+    types.reserve(keys.size());
     for (std::size_t i = 0; i < keys.size(); ++i) {
       std::size_t first = 0;
       while (keys[first].key != keys[i].key) ++first;
@@ -469,12 +481,14 @@ class Attempt {
     const std::vector<Key> outputs = keys_of(pattern.outputs);
     if (inferred.outputs.size() < outputs.size()) return "fewer outputs than the pattern names";
     std::vector<ir::OutputSpec> specs;
+    specs.reserve(inferred.outputs.size());
     for (std::size_t j = 0; j < inferred.outputs.size(); ++j) {
       specs.push_back({inferred.outputs[j], j < outputs.size() ? outputs[j].key : std::string{}});
     }
-    nodes_[index] = graph_.add_node(node.op, std::move(node.inputs), specs, node.attrs);
-    for (std::size_t j = 0; j < outputs.size(); ++j) record(outputs[j], graph_.node(nodes_[index]).outputs[j]);
-    return bind_variables(pattern, node.attrs);
+    nodes_[index] = graph_.add_node(node.op, std::move(node.inputs), specs, std::move(node.attrs));
+    const ir::Node& added = graph_.node(nodes_[index]);
+    for (std::size_t j = 0; j < outputs.size(); ++j) record(outputs[j], added.outputs[j]);
+    return bind_variables(pattern, added.attrs);
   }
 
   /// Binds the node's fresh `?var`s to its canonical attributes; a bound one must be equal.
@@ -535,6 +549,7 @@ class Attempt {
   }
 
   const rules::Rule& rule_;
+  const rewrite::Matcher& matcher_;  ///< Of rule_ alone.
   const SourcePlan& plan_;
   const DrawSettings& settings_;
   const int64_t max_elements_;
@@ -645,7 +660,8 @@ class InstanceSearch {
   /// `serial` numbers the searches of one InstanceCache (0: a search of its own).
   InstanceSearch(const rules::Rule& rule, const InstanceOptions& options, uint32_t serial = 0)
       : serial_(serial),
-        rule_(rule),
+        rules_{rule},
+        rule_(rules_.front()),
         options_(options),
         plan_(plan_source(rule_)),
         rng_(options.seed),
@@ -690,7 +706,8 @@ class InstanceSearch {
   bool draw_until(std::size_t i, int limit, Reasons* reasons) {
     for (; drawn_.size() <= i && next_attempt_ < limit; ++next_attempt_) {
       const DrawSettings settings = draw_settings(rng_, options_.max_dim, options_.min_dim_limit);
-      Attempt attempt(rule_, plan_, settings, options_);
+      if (!matcher_) matcher_.emplace(rules_);
+      Attempt attempt(rule_, *matcher_, plan_, settings, options_);
       std::optional<Drawn> drawn = draw_source(attempt, next_attempt_, solve_dims_, seen_, options_.other_than, reasons);
       if (drawn) drawn_.push_back(std::move(*drawn));
     }
@@ -698,7 +715,9 @@ class InstanceSearch {
   }
 
   const uint32_t serial_;
-  const rules::Rule rule_;
+  const std::vector<rules::Rule> rules_;  ///< The rule, alone: what matcher_ matches.
+  const rules::Rule& rule_;
+  std::optional<rewrite::Matcher> matcher_;  ///< Made before the first attempt.
   const InstanceOptions options_;
   const SourcePlan plan_;
   std::mt19937 rng_;
@@ -712,13 +731,16 @@ class InstanceSearch {
 
 std::string source_key(const rules::Rule& rule) {
   std::string key;
+  key.reserve(256);
   for (const PatternNode& node : rule.source) {
-    key += std::string(ops::kind_name(node.op)) + "(";
-    for (const std::string& input : node.inputs) key += input + ",";
-    key += ")";
-    for (const std::string& output : node.outputs) key += output + ",";
-    for (const rules::AttrSetting& setting : node.attrs) key += setting.name + "=" + rules::to_string(setting.value) + ";";
-    key += "\n";
+    key.append(ops::kind_name(node.op)).append("(");
+    for (const std::string& input : node.inputs) key.append(input).append(",");
+    key.append(")");
+    for (const std::string& output : node.outputs) key.append(output).append(",");
+    for (const rules::AttrSetting& setting : node.attrs) {
+      key.append(setting.name).append("=").append(rules::to_string(setting.value)).append(";");
+    }
+    key.append("\n");
   }
   for (const Expr& condition : rule.conditions) key += "where " + rules::to_string(condition) + "\n";
   for (const rules::OutputMap& map : rule.outputs) key += "map " + map.source + "\n";

@@ -93,7 +93,7 @@ std::optional<std::size_t> first_known(const NodeDraw& draw) {
 
 /// Sets attribute `name` to the rule's fixed value when it has one of type T, else to `drawn`.
 template <class T>
-T pick(NodeDraw& draw, const std::string& name, T drawn) {
+T pick(NodeDraw& draw, std::string_view name, T drawn) {
   const ir::AttrValue* fixed = draw.fixed.find(name);
   const T* given = fixed ? std::get_if<T>(fixed) : nullptr;
   T chosen = given ? *given : std::move(drawn);
