@@ -12,11 +12,6 @@ using ir::OpKind;
 
 __extension__ typedef unsigned __int128 Wide;  // GCC and Clang
 
-uint64_t mix(uint64_t hash, uint64_t value) {
-  hash ^= value + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2);
-  return hash * 0xff51afd7ed558ccdULL;
-}
-
 uint64_t splitmix(uint64_t& state) {
   uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;

@@ -16,6 +16,12 @@
 
 namespace graphsub::generate {
 
+/// Mixes `value` into `hash`: the one step of every hash the generator makes (slots, terms, keys).
+inline uint64_t mix(uint64_t hash, uint64_t value) {
+  hash ^= value + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2);
+  return hash * 0xff51afd7ed558ccdULL;
+}
+
 /// Arithmetic modulo a prime: sums, products and division by a constant are exact, so two
 /// graphs computing one polynomial of their inputs get equal values whatever their order.
 struct Field {

@@ -9,11 +9,6 @@
 namespace graphsub::generate {
 namespace {
 
-uint64_t mix(uint64_t hash, uint64_t value) {
-  hash ^= value + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2);
-  return hash * 0xff51afd7ed558ccdULL;
-}
-
 Term build(const Universe& universe, const CompactGraph& graph, const std::vector<std::pair<int, int>>& made, int slot) {
   const auto inputs = static_cast<int>(universe.inputs.size());
   Term term;
