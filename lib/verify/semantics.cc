@@ -101,6 +101,7 @@ symbolic::SymbolicOp find_op(ir::OpKind kind) {
     case OpKind::kTile: return s::movement;
     case OpKind::kEnlarge: return s::movement;
     case OpKind::kGather: return s::movement;
+    case OpKind::kResize: return s::resize_nearest;
     case OpKind::kPad: return s::pad;
     case OpKind::kShape: return s::shape;
     case OpKind::kConstantOfShape: return s::constant_of_shape;

@@ -118,6 +118,9 @@ std::vector<SymTensor> reduce_mean(const OpCall& call);
 /// The kernel run on element numbers; each output element is the input element it copied.
 /// Expand's shape and Gather's indices must be numerals.
 std::vector<SymTensor> movement(const OpCall& call);
+/// Resize in nearest mode: each output element is one input element (the kernel picks which);
+/// the interpolating modes have no semantics here.
+std::vector<SymTensor> resize_nearest(const OpCall& call);
 /// movement, with the constant mode's border the fill `value`.
 std::vector<SymTensor> pad(const OpCall& call);
 /// The dims of the input as numbers.

@@ -104,6 +104,13 @@ std::vector<SymTensor> movement(const OpCall& call) {
   return run_numbered(call, call.node, call.semantics.context().real_val(0));
 }
 
+std::vector<SymTensor> resize_nearest(const OpCall& call) {
+  if (call.node.attrs.get_string("mode", "nearest") != "nearest") {
+    throw NoSemantics("Resize in mode " + call.node.attrs.get_string("mode", "") + " interpolates");
+  }
+  return movement(call);
+}
+
 std::vector<SymTensor> pad(const OpCall& call) {
   const bool constant_mode = call.node.attrs.get_string("mode", "constant") == "constant";
   const float value = constant_mode ? call.node.attrs.get_float("value", 0) : 0.0f;

@@ -420,6 +420,21 @@ TEST_CASE("data movement matches the reference kernels", "[verify]") {
   check_matches_kernel(ir::OpKind::kIdentity, {}, {m});
 }
 
+TEST_CASE("nearest Resize moves elements as its kernel does; interpolation has no semantics", "[verify]") {
+  const ir::Tensor s = testing::random_tensor({1, 2, 1, 2}, 66);
+  for (const char* transform : {"asymmetric", "half_pixel"}) {
+    const ir::Attributes nearest = attrs_of({{"scales", std::vector<float>{1, 1, 3, 2}},
+                                             {"mode", std::string("nearest")},
+                                             {"coordinate_transformation_mode", std::string(transform)},
+                                             {"nearest_mode", std::string("floor")}});
+    check_matches_kernel(ir::OpKind::kResize, nearest, {s});
+  }
+  Semantics semantics;
+  const SymTensor x = semantics.variables("x", {1, 2, 1, 2});
+  const ir::Attributes linear = attrs_of({{"scales", std::vector<float>{1, 1, 2, 2}}, {"mode", std::string("linear")}});
+  CHECK_THROWS_AS(run(semantics, ir::OpKind::kResize, linear, {&x}), NoSemantics);
+}
+
 TEST_CASE("constant ops give the reference kernels' numbers", "[verify]") {
   const ir::Attributes kernel = attrs_of({{"channels", int64_t{2}}, {"kernel_shape", Ints{3, 3}}});
   check_matches_kernel(ir::OpKind::kConstIdentityConv, kernel, {});
