@@ -19,6 +19,7 @@
 #include "ir/error.h"
 #include "ir/log.h"
 #include "onnx_io/onnx_io.h"
+#include "pipeline/layout_forms.h"
 #include "pipeline/measure_sizes.h"
 #include "pipeline/measured_search.h"
 #include "profile/ort_profiler.h"
@@ -350,9 +351,49 @@ class Run {
                                    {"runs", verdict.comparison->runs}};
       written["measured_speedup"] = 1 / verdict.comparison->median_ratio;
     }
-    outcome_.report["result"] = written;
     outcome_.summary = summary(verdict, result.steps.size());
-    return verdict.keep_candidate ? result.best : original_;
+    const ir::Graph& chosen = verdict.keep_candidate ? result.best : original_;
+    const ir::Graph& formed = with_layout_forms(chosen, measurer, written);
+    outcome_.report["result"] = written;
+    return formed;
+  }
+
+  /// The target's layout forms (rules/layout.rules, onnxruntime's CPU target only) applied to
+  /// `chosen` wherever they match, kept when the whole graph then measures faster than `chosen`;
+  /// else `chosen`. The search never picks them: each costs more as a single operator, and what
+  /// it saves (the runtime keeping a blocked layout across it) only shows in the whole graph.
+  const ir::Graph& with_layout_forms(const ir::Graph& chosen, Measurer& measurer, Json& written) {
+    if (target_.spec.name != "onnxruntime-cpu") return chosen;
+    int applied = 0;
+    std::optional<ir::Graph> formed = apply_everywhere(chosen, rules::shipped_layout_rules(), &applied);
+    if (!formed) return chosen;
+    timer_.start();
+    const GuardVerdict verdict = guard(chosen, *formed, measurer, request_.guard);
+    timer_.stop("layout forms");
+    Json forms = {{"applied", applied}, {"kept", verdict.keep_candidate}, {"reason", verdict.reason}};
+    if (verdict.comparison) forms["measured_speedup"] = 1 / verdict.comparison->median_ratio;
+    written["layout_forms"] = forms;
+    logger("cli")->info("layout forms ({} applied): {}", applied, verdict.reason);
+    if (!verdict.keep_candidate) return chosen;
+    layout_formed_ = std::move(*formed);
+    const double speedup = 1 / verdict.comparison->median_ratio;
+    std::string times;
+    if (verdict.before && verdict.after) {
+      times = fmt::format("{:.4g} ms -> {:.4g} ms, ", verdict.before->median_ms, verdict.after->median_ms);
+    }
+    const std::string measured = fmt::format("{}{:.3g}x faster (median of {} alternated runs)", times, speedup,
+                                             verdict.comparison->runs);
+    if (&chosen == &original_) {
+      written["written"] = "input with layout forms";
+      written["measured_before"] = timing_json(verdict.before);
+      written["measured_after"] = timing_json(verdict.after);
+      written["measured_speedup"] = speedup;
+      outcome_.summary = fmt::format("{}: the input with {} layout forms; measured in {}: {}", request_.output,
+                                     applied, target_.spec.name, measured);
+    } else {
+      outcome_.summary += fmt::format("; then {} layout forms, measured against that: {}", applied, measured);
+    }
+    return layout_formed_;
   }
 
   /// "12 substitutions", and the shape arithmetic resolved before the search if any.
@@ -422,6 +463,7 @@ class Run {
   Target target_;
   std::set<std::string> unverified_;  ///< Searched rules not proved (only with --allow-unverified).
   search::OptimizeResult optimized_;
+  ir::Graph layout_formed_;  ///< The written graph when the layout forms were kept.
   OptimizeOutcome outcome_;
 };
 

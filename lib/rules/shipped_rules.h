@@ -32,6 +32,14 @@ const std::string& shipped_axioms_hash();
 /// with unless --allow-unverified.
 bool proved_under_shipped_axioms(const Rule& rule);
 
+/// The layout forms of the onnxruntime CPU target (rules/layout.rules), compiled in like the rule
+/// files but not among them: `optimize` applies them after the search and keeps them only when
+/// the whole graph is measured faster.
+const ShippedRuleFile& shipped_layout_file();
+
+/// The rules of shipped_layout_file(), parsed.
+std::vector<Rule> shipped_layout_rules();
+
 /// The axioms of shipped_axiom_file(), parsed: what `verify-rules --check-axioms` checks.
 std::vector<Rule> shipped_axioms();
 

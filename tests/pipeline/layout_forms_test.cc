@@ -1,0 +1,89 @@
+// The onnxruntime CPU target's layout forms (rules/layout.rules): applied wherever they match,
+// the graph computes what it did; they do not apply where the image's size is unknown or 1 x 1;
+// and their proofs are current.
+#include <catch2/catch.hpp>
+
+#include <optional>
+#include <string>
+
+#include "pipeline/layout_forms.h"
+#include "rules/shipped_rules.h"
+#include "runtime/equivalence.h"
+#include "test_util.h"
+#include "verify/proof_records.h"
+
+namespace graphsub {
+namespace {
+
+using testing::add_inferred;
+
+ir::ValueId output_of(ir::Graph& graph, ir::OpKind op, const std::vector<ir::ValueId>& inputs) {
+  return graph.node(add_inferred(graph, op, inputs)).outputs[0];
+}
+
+/// Two squeeze-and-excitation scalings of x [N, 8, h, w], N symbolic: sigmoid(mean(x)) * x (the
+/// scale first, as torchvision writes it) and then x2 * scale (the scale second).
+ir::Graph squeeze_excitation(ir::Dim h, ir::Dim w) {
+  ir::Graph graph;
+  const ir::ValueId x = graph.add_input(
+      "x", ir::TensorType{ir::DataType::kFloat, ir::Shape{true, {ir::Dim::named("N"), ir::Dim::known(8), h, w}}});
+  const ir::ValueId s = output_of(graph, ir::OpKind::kSigmoid, {output_of(graph, ir::OpKind::kGlobalAveragePool, {x})});
+  const ir::ValueId first = output_of(graph, ir::OpKind::kMul, {s, x});
+  const ir::ValueId x2 = output_of(graph, ir::OpKind::kRelu, {first});
+  const ir::ValueId s2 = output_of(graph, ir::OpKind::kSigmoid, {output_of(graph, ir::OpKind::kGlobalAveragePool, {x2})});
+  const ir::ValueId y = output_of(graph, ir::OpKind::kMul, {x2, s2});
+  graph.set_name(y, "y");
+  graph.set_outputs({y});
+  return graph;
+}
+
+int count_of(const ir::Graph& graph, ir::OpKind op) {
+  int count = 0;
+  for (ir::NodeId id : graph.node_ids()) count += graph.node(id).op == op;
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("a channel scale becomes a nearest resize wherever it multiplies an image of known size",
+          "[pipeline]") {
+  const ir::Graph before = squeeze_excitation(ir::Dim::known(5), ir::Dim::known(6));
+  int applied = 0;
+  const std::optional<ir::Graph> after = pipeline::apply_everywhere(before, rules::shipped_layout_rules(), &applied);
+  REQUIRE(after);
+  CHECK(applied == 2);
+  CHECK(count_of(*after, ir::OpKind::kResize) == 2);
+  // The symbolic batch is kept through the resize, so the runtime sees the Mul's inputs alike.
+  for (ir::NodeId id : after->node_ids()) {
+    if (after->node(id).op != ir::OpKind::kResize) continue;
+    CHECK(ir::to_string(after->value(after->node(id).outputs[0]).type.shape) == "[N,8,5,6]");
+  }
+  CHECK(after->value(after->outputs()[0]).type == before.value(before.outputs()[0]).type);
+  runtime::CheckOptions check;
+  check.dims = {{"N", 2}};
+  CHECK(runtime::check_equivalent(before, *after, check).passed());
+}
+
+TEST_CASE("no layout form where the image is 1 x 1 or its size is unknown", "[pipeline]") {
+  int applied = -1;
+  CHECK_FALSE(pipeline::apply_everywhere(squeeze_excitation(ir::Dim::known(1), ir::Dim::known(1)),
+                                         rules::shipped_layout_rules(), &applied));
+  CHECK(applied == 0);
+  CHECK_FALSE(pipeline::apply_everywhere(squeeze_excitation(ir::Dim::named("H"), ir::Dim::named("W")),
+                                         rules::shipped_layout_rules()));
+}
+
+TEST_CASE("the layout forms record proofs under the current axioms", "[pipeline]") {
+  // Edit rules/axioms.rules, and this fails until `graphsub verify-rules rules/layout.rules
+  // --write` has recorded the proofs again.
+  const std::string hash = verify::axioms_hash(rules::shipped_axiom_file().text);
+  const std::vector<rules::Rule> layout = rules::shipped_layout_rules();
+  CHECK(layout.size() == 2);
+  for (const rules::Rule& rule : layout) {
+    INFO(rule.name);
+    CHECK(rule.proof == rules::ProofStatus::kProved);
+    CHECK(rule.proof_axioms == hash);
+  }
+}
+
+}  // namespace graphsub
