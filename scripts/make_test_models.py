@@ -119,6 +119,24 @@ def conv_relu():
     save(model_of(graph), "conv_relu.onnx")
 
 
+def squeeze_excitation():
+    """A convolution and its squeeze-and-excitation scale, scale * image (torchvision's order),
+    batch N: the layout form of onnxruntime's CPU target (rules/layout.rules) applies to the Mul."""
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("GlobalAveragePool", ["r"], ["m"], name="squeeze"),
+             helper.make_node("Conv", ["m", "w1", "b1"], ["e1"], name="reduce", kernel_shape=[1, 1]),
+             helper.make_node("Relu", ["e1"], ["e2"], name="relu_e"),
+             helper.make_node("Conv", ["e2", "w2", "b2"], ["e3"], name="expand", kernel_shape=[1, 1]),
+             helper.make_node("Sigmoid", ["e3"], ["s"], name="gate"),
+             helper.make_node("Mul", ["s", "r"], ["y"], name="scale")]
+    graph = helper.make_graph(
+        nodes, "squeeze_excitation", [tensor_info("x", ["N", 8, 16, 16])], [tensor_info("y", ["N", 16, 16, 16])],
+        initializer=[weight("w", [16, 8, 3, 3], 10), weight("b", [16], 11), weight("w1", [4, 16, 1, 1], 12),
+                     weight("b1", [4], 13), weight("w2", [16, 4, 1, 1], 14), weight("b2", [16], 15)])
+    save(model_of(graph), "squeeze_excitation.onnx")
+
+
 def unsorted_nodes():
     """y = Relu(Sigmoid(Neg(x))), the nodes listed last to first."""
     nodes = [
@@ -257,7 +275,7 @@ def main():
     os.makedirs(MODELS, exist_ok=True)
     for build in (cycle, shape_mismatch, symbolic_dims, unsorted_nodes, constants, fold_transpose,
                   external_data, custom_op, input_default, sparse_initializer, if_outer_scope,
-                  typed_tensors, channel_shuffle, conv_relu):
+                  typed_tensors, channel_shuffle, conv_relu, squeeze_excitation):
         build()
     return 0
 

@@ -32,30 +32,31 @@ bool clearly_faster(const cost::Comparison& comparison, double min_gain) {
 }
 
 GuardVerdict guard(const ir::Graph& input, const ir::Graph& candidate, Measurer& measurer,
-                   const GuardOptions& options) {
+                   const GuardOptions& options, const GuardNames& names) {
+  const std::string kept = std::string(", so ") + names.input + " is kept";
   GuardVerdict verdict;
   verdict.comparison = measurer.compare(input, candidate, options.whole);
   if (!verdict.comparison) {
-    verdict.reason = measurer.can_measure() ? "the target could not run one of the two graphs, so the input is kept"
+    verdict.reason = measurer.can_measure() ? "the target could not run one of the two graphs" + kept
                                             : "the cost cache holds no whole-graph comparison of them and measuring "
-                                              "is off, so the input is kept";
+                                              "is off" + kept;
     return verdict;
   }
   verdict.before = measurer.graph_time(input);
   verdict.after = measurer.graph_time(candidate);
   const cost::Comparison& measured = *verdict.comparison;
   const double needed = std::max(options.min_gain, noise_gain(measured));
-  std::string numbers = "it took " + format_percent(measured.median_ratio) + " of the input's time (median of " +
-                        std::to_string(measured.runs) + " alternated runs";
+  std::string numbers = "it took " + format_percent(measured.median_ratio) + " of the time of " + names.input +
+                        " (median of " + std::to_string(measured.runs) + " alternated runs";
   if (verdict.before && verdict.after) {
     numbers += ": " + format_ms(verdict.after->median_ms) + " against " + format_ms(verdict.before->median_ms);
   }
   numbers += "), and a gain had to reach " + format_percent(needed);
   verdict.keep_candidate = clearly_faster(measured, options.min_gain);
   verdict.reason = verdict.keep_candidate
-                       ? "the optimized graph measured faster: " + numbers
-                       : "the optimized graph was not measured faster than the input beyond noise: " + numbers +
-                             ", so the input is kept";
+                       ? std::string(names.candidate) + " measured faster: " + numbers
+                       : std::string(names.candidate) + " was not measured faster than " + names.input +
+                             " beyond noise: " + numbers + kept;
   return verdict;
 }
 

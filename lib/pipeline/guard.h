@@ -45,10 +45,16 @@ struct GuardVerdict {
   std::string reason;                          ///< One sentence, for the log and the report.
 };
 
+/// What the two graphs are called in a verdict's reason.
+struct GuardNames {
+  const char* candidate = "the optimized graph";
+  const char* input = "the input";
+};
+
 /// Times `candidate` whole against `input` in the target (or takes the comparison from the cache)
 /// and keeps the candidate only when it is clearly faster. When either time cannot be had (the target fails,
 /// or measuring is off and the cache lacks it) the input is kept.
 GuardVerdict guard(const ir::Graph& input, const ir::Graph& candidate, Measurer& measurer,
-                   const GuardOptions& options);
+                   const GuardOptions& options, const GuardNames& names = {});
 
 }  // namespace graphsub::pipeline

@@ -368,7 +368,8 @@ class Run {
     std::optional<ir::Graph> formed = apply_everywhere(chosen, rules::shipped_layout_rules(), &applied);
     if (!formed) return chosen;
     timer_.start();
-    const GuardVerdict verdict = guard(chosen, *formed, measurer, request_.guard);
+    const GuardVerdict verdict =
+        guard(chosen, *formed, measurer, request_.guard, {"the graph with the layout forms", "the graph without them"});
     timer_.stop("layout forms");
     Json forms = {{"applied", applied}, {"kept", verdict.keep_candidate}, {"reason", verdict.reason}};
     if (verdict.comparison) forms["measured_speedup"] = 1 / verdict.comparison->median_ratio;
@@ -383,10 +384,14 @@ class Run {
     }
     const std::string measured = fmt::format("{}{:.3g}x faster (median of {} alternated runs)", times, speedup,
                                              verdict.comparison->runs);
-    if (&chosen == &original_) {
+    if (&chosen == &original_) {  // what was measured against the input is the forms' check
       written["written"] = "input with layout forms";
+      written["reason"] = "layout forms: " + verdict.reason;
       written["measured_before"] = timing_json(verdict.before);
       written["measured_after"] = timing_json(verdict.after);
+      written["measured_ratio"] = {{"median", verdict.comparison->median_ratio},
+                                   {"spread", verdict.comparison->spread},
+                                   {"runs", verdict.comparison->runs}};
       written["measured_speedup"] = speedup;
       outcome_.summary = fmt::format("{}: the input with {} layout forms; measured in {}: {}", request_.output,
                                      applied, target_.spec.name, measured);

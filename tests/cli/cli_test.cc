@@ -219,6 +219,31 @@ TEST_CASE("shape arithmetic on a symbolic batch is resolved ahead of time", "[cl
   CHECK(written.find("Gather") == std::string::npos);
 }
 
+TEST_CASE("the measured target tries its layout forms on what it writes, and measures them", "[cli]") {
+  // A squeeze-and-excitation scale: rules/layout.rules writes it as a nearest Resize. Whether the
+  // form is kept depends on the measured times, so only the mechanism is checked: it was
+  // applied, measured against the graph without it, and the output computes the same.
+  const Scratch scratch("layout_forms");
+  const fs::path out = scratch.path() / "out.onnx";
+  const fs::path report = scratch.path() / "report.json";
+  Run run = graphsub("-q optimize " + model("squeeze_excitation.onnx") + " -o " + out.string() +
+                     " --check 2 --dim N=2 --report " + report.string());
+  INFO(run.err);
+  REQUIRE(run.status == 0);
+  const nlohmann::json json = nlohmann::json::parse(read_file(report));
+  const nlohmann::json& forms = json["result"]["layout_forms"];
+  CHECK(forms["applied"] == 1);
+  CHECK(forms["measured_speedup"].is_number());
+  CHECK(forms["reason"].get<std::string>().find("without them") != std::string::npos);
+  CHECK(json["check"]["passed"] == true);
+  const bool kept = forms["kept"];
+  CHECK((read_file(out).find("Resize") != std::string::npos) == kept);
+  // An estimate target has no layout forms.
+  REQUIRE(graphsub("-q optimize " + model("squeeze_excitation.onnx") + " -o " + out.string() +
+                   " --target cpu --report " + report.string()).status == 0);
+  CHECK_FALSE(nlohmann::json::parse(read_file(report))["result"].contains("layout_forms"));
+}
+
 TEST_CASE("a result that is the input once written is not written as optimized", "[cli]") {
   // Relu(Conv(x, w, b)): the search fuses the Relu, export writes it as its own node again.
   const Scratch scratch("written_alike");
