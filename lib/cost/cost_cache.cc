@@ -320,6 +320,7 @@ std::string graph_signature(const ir::Graph& graph, const DimSizes& sizes) {
   for (const auto& [name, size] : sizes) {
     if (uses_symbol(graph, name)) text += ";" + name + "=" + std::to_string(size);
   }
+  if (graph.model_info() && !graph.model_info()->value_info) text += ";no value_info";  // exported without
   return text + ")";
 }
 

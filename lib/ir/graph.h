@@ -63,6 +63,10 @@ struct ModelInfo {
   int64_t ir_version = 8;
   std::vector<std::pair<std::string, int64_t>> opsets;  ///< (domain, version); "" is ai.onnx.
   std::string onnx_shell;  ///< Serialized ModelProto with the graph's contents removed.
+  /// Whether export writes the inferred types of intermediate values (value_info). A runtime
+  /// that reads them may fuse more than it could in a model without them, and not always for the
+  /// better (onnxruntime's SkipLayerNormalization on a CPU), so the measured target tries both.
+  bool value_info = true;
   /// Version of the default (ai.onnx) domain, 0 when absent.
   int64_t onnx_opset() const;
 };

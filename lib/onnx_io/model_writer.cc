@@ -63,7 +63,7 @@ onnx::ModelProto ModelWriter::write() {
   write_constants();
   write_nodes();
   write_outputs();
-  write_value_info();
+  if (!graph_.model_info() || graph_.model_info()->value_info) write_value_info();
   if (model_.ir_version() < 4) list_initializers_as_inputs();
   return std::move(model_);
 }

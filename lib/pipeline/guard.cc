@@ -32,17 +32,17 @@ bool clearly_faster(const cost::Comparison& comparison, double min_gain) {
 }
 
 GuardVerdict guard(const ir::Graph& input, const ir::Graph& candidate, Measurer& measurer,
-                   const GuardOptions& options, const GuardNames& names) {
+                   const GuardOptions& options, const GuardNames& names, const std::string& input_file) {
   const std::string kept = std::string(", so ") + names.input + " is kept";
   GuardVerdict verdict;
-  verdict.comparison = measurer.compare(input, candidate, options.whole);
+  verdict.comparison = measurer.compare(input, candidate, options.whole, input_file);
   if (!verdict.comparison) {
     verdict.reason = measurer.can_measure() ? "the target could not run one of the two graphs" + kept
                                             : "the cost cache holds no whole-graph comparison of them and measuring "
                                               "is off" + kept;
     return verdict;
   }
-  verdict.before = measurer.graph_time(input);
+  verdict.before = measurer.graph_time(input, input_file);
   verdict.after = measurer.graph_time(candidate);
   const cost::Comparison& measured = *verdict.comparison;
   const double needed = std::max(options.min_gain, noise_gain(measured));

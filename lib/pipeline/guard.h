@@ -53,8 +53,9 @@ struct GuardNames {
 
 /// Times `candidate` whole against `input` in the target (or takes the comparison from the cache)
 /// and keeps the candidate only when it is clearly faster. When either time cannot be had (the target fails,
-/// or measuring is off and the cache lacks it) the input is kept.
+/// or measuring is off and the cache lacks it) the input is kept. With `input_file`, the input is
+/// timed as that file (the model the user gave, which `input` was read from), not as an export.
 GuardVerdict guard(const ir::Graph& input, const ir::Graph& candidate, Measurer& measurer,
-                   const GuardOptions& options, const GuardNames& names = {});
+                   const GuardOptions& options, const GuardNames& names = {}, const std::string& input_file = {});
 
 }  // namespace graphsub::pipeline

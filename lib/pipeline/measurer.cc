@@ -6,10 +6,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <utility>
 
 #include "ir/error.h"
+#include "ir/hash.h"
 #include "ir/log.h"
 
 namespace graphsub::pipeline {
@@ -81,9 +85,22 @@ ir::Graph Measurer::with_integers(const ir::Graph& graph) const {
   return bound;
 }
 
+std::string Measurer::signature(const ir::Graph& graph, const std::string& file) const {
+  std::string key = cost::graph_signature(graph, sizes_);
+  if (file.empty()) return key;
+  // The file's own bytes: an export of `graph` is another model that may run differently.
+  std::ifstream in(file, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in && !in.eof()) throw Error("cannot read '" + file + "' to time it");
+  char hash[32];
+  std::snprintf(hash, sizeof hash, "%016llx",
+                static_cast<unsigned long long>(ir::hash_bytes(ir::kHashSeed, bytes.data(), bytes.size())));
+  return key + " as the file " + hash;
+}
+
 std::optional<cost::Comparison> Measurer::compare(const ir::Graph& original, const ir::Graph& candidate,
-                                                  const profile::TimingLimits& limits) {
-  const std::string first = cost::graph_signature(original, sizes_);
+                                                  const profile::TimingLimits& limits, const std::string& original_file) {
+  const std::string first = signature(original, original_file);
   const std::string second = cost::graph_signature(candidate, sizes_);
   if (const cost::Comparison* cached = cache_.find_comparison(first, second, backend_)) {
     ++stats_.comparison_hits;
@@ -98,7 +115,8 @@ std::optional<cost::Comparison> Measurer::compare(const ir::Graph& original, con
   try {
     const ir::Graph first_run = with_integers(original);
     const ir::Graph second_run = with_integers(candidate);
-    const std::vector<profile::Timing> timings = profiler_->time_graphs({&first_run, &second_run}, sizes_, limits);
+    const std::vector<profile::Timing> timings =
+        profiler_->time_models({{&first_run, original_file}, {&second_run, {}}}, sizes_, limits);
     const profile::Ratio ratio = profile::paired_ratio(timings[0].samples_ms, timings[1].samples_ms);
     comparison.median_ratio = ratio.median;
     comparison.spread = ratio.spread;
@@ -117,8 +135,8 @@ std::optional<cost::Comparison> Measurer::compare(const ir::Graph& original, con
   return comparison.failed() ? std::nullopt : std::optional<cost::Comparison>(comparison);
 }
 
-std::optional<profile::Timing> Measurer::graph_time(const ir::Graph& graph) const {
-  const cost::CacheEntry* entry = cache_.find(cost::graph_signature(graph, sizes_), backend_);
+std::optional<profile::Timing> Measurer::graph_time(const ir::Graph& graph, const std::string& file) const {
+  const cost::CacheEntry* entry = cache_.find(signature(graph, file), backend_);
   if (!entry || entry->failed()) return std::nullopt;
   return timing_of(*entry);
 }

@@ -55,11 +55,14 @@ class Measurer {
   /// now; nullopt when it is not in the cache and cannot be measured (no profiler), or when the
   /// target fails on one of them (that failure is cached too). Measuring also caches each
   /// graph's own time (graph_time).
+  /// With `original_file`, the original is timed as that ONNX file as it is (the user's input),
+  /// not as an export of `original`, and is cached under a key of its own.
   std::optional<cost::Comparison> compare(const ir::Graph& original, const ir::Graph& candidate,
-                                          const profile::TimingLimits& limits);
+                                          const profile::TimingLimits& limits, const std::string& original_file = {});
 
-  /// A graph's measured time as a comparison left it in the cache, or nullopt.
-  std::optional<profile::Timing> graph_time(const ir::Graph& graph) const;
+  /// A graph's measured time as a comparison left it in the cache (with `file`: the time of
+  /// that file, timed for `graph`), or nullopt.
+  std::optional<profile::Timing> graph_time(const ir::Graph& graph, const std::string& file = {}) const;
 
   /// Writes the cache back to its file if this run added entries, merged with what other runs
   /// wrote there meanwhile (under a lock file). A failure to write is logged, not thrown: the
@@ -67,6 +70,9 @@ class Measurer {
   void save() const;
 
  private:
+  /// The cache key of `graph`'s time, or of `file`'s as the file timed for `graph`.
+  std::string signature(const ir::Graph& graph, const std::string& file) const;
+
   cost::CostCache cache_;
   std::string cache_path_;
   std::unique_ptr<profile::Profiler> profiler_;

@@ -335,7 +335,27 @@ class Run {
       verdict.reason = "the optimized graph is the input once written (its rewrites are undone on export, e.g. a "
                        "fused activation written as its own node again), so the input is kept";
     } else {
-      verdict = guard(original_, result.best, measurer, request_.guard);
+      verdict = guard(original_, result.best, measurer, request_.guard, {}, request_.input);
+    }
+    const ir::Graph* best = &result.best;
+    Json bare_json;
+    if (verdict.comparison && result.best.model_info()) {
+      // The same graph exported without value_info: measured, and kept when it is the faster.
+      ir::Graph bare = result.best;
+      auto info = std::make_shared<ir::ModelInfo>(*result.best.model_info());
+      info->value_info = false;
+      bare.set_model_info(std::move(info));
+      GuardVerdict bare_verdict = guard(original_, bare, measurer, request_.guard,
+                                        {"the optimized graph without value_info", "the input"}, request_.input);
+      const bool better = bare_verdict.keep_candidate &&
+                          (!verdict.keep_candidate || bare_verdict.comparison->median_ratio < verdict.comparison->median_ratio);
+      bare_json = {{"kept", better}, {"reason", bare_verdict.reason}};
+      if (bare_verdict.comparison) bare_json["measured_speedup"] = 1 / bare_verdict.comparison->median_ratio;
+      if (better) {
+        verdict = std::move(bare_verdict);
+        without_value_info_ = std::move(bare);
+        best = &without_value_info_;
+      }
     }
     timer_.stop("guard");
     logger("cli")->info("{}", verdict.reason);
@@ -351,8 +371,10 @@ class Run {
                                    {"runs", verdict.comparison->runs}};
       written["measured_speedup"] = 1 / verdict.comparison->median_ratio;
     }
+    if (!bare_json.is_null()) written["without_value_info"] = bare_json;
     outcome_.summary = summary(verdict, result.steps.size());
-    const ir::Graph& chosen = verdict.keep_candidate ? result.best : original_;
+    if (best == &without_value_info_ && verdict.keep_candidate) outcome_.summary += " (written without value_info)";
+    const ir::Graph& chosen = verdict.keep_candidate ? *best : original_;
     const ir::Graph& formed = with_layout_forms(chosen, measurer, written);
     outcome_.report["result"] = written;
     return formed;
@@ -368,8 +390,9 @@ class Run {
     std::optional<ir::Graph> formed = apply_everywhere(chosen, rules::shipped_layout_rules(), &applied);
     if (!formed) return chosen;
     timer_.start();
-    const GuardVerdict verdict =
-        guard(chosen, *formed, measurer, request_.guard, {"the graph with the layout forms", "the graph without them"});
+    const GuardVerdict verdict = guard(chosen, *formed, measurer, request_.guard,
+                                       {"the graph with the layout forms", "the graph without them"},
+                                       &chosen == &original_ ? request_.input : std::string{});
     timer_.stop("layout forms");
     Json forms = {{"applied", applied}, {"kept", verdict.keep_candidate}, {"reason", verdict.reason}};
     if (verdict.comparison) forms["measured_speedup"] = 1 / verdict.comparison->median_ratio;
@@ -468,6 +491,7 @@ class Run {
   Target target_;
   std::set<std::string> unverified_;  ///< Searched rules not proved (only with --allow-unverified).
   search::OptimizeResult optimized_;
+  ir::Graph without_value_info_;  ///< The search result exported without value_info, when that measured faster.
   ir::Graph layout_formed_;  ///< The written graph when the layout forms were kept.
   OptimizeOutcome outcome_;
 };

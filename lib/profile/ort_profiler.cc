@@ -62,20 +62,32 @@ TimingLimits OrtProfiler::node_limits() {
 
 std::vector<Timing> OrtProfiler::time_graphs(const std::vector<const ir::Graph*>& graphs,
                                              const cost::DimSizes& sizes, const TimingLimits& limits) {
-  std::vector<std::string> paths;
-  for (const ir::Graph* graph : graphs) {
+  std::vector<Model> models;
+  for (const ir::Graph* graph : graphs) models.push_back({graph, {}});
+  return time_models(models, sizes, limits);
+}
+
+std::vector<Timing> OrtProfiler::time_models(const std::vector<Model>& models, const cost::DimSizes& sizes,
+                                             const TimingLimits& limits) {
+  std::vector<std::string> paths, exported;
+  for (const Model& model : models) {
+    if (!model.file.empty()) {
+      paths.push_back(model.file);
+      continue;
+    }
     paths.push_back(dir_.path() + "/model" + std::to_string(files_++) + ".onnx");
-    onnx_io::export_model(*graph, paths.back());
+    exported.push_back(paths.back());
+    onnx_io::export_model(*model.graph, paths.back());
   }
   std::vector<Timing> timings;
   try {
     timings = worker_.time_files(paths, settings_, sizes, limits);
   } catch (const Error&) {
-    for (const std::string& path : paths) std::filesystem::remove(path);
+    for (const std::string& path : exported) std::filesystem::remove(path);
     throw;
   }
-  for (const std::string& path : paths) std::filesystem::remove(path);
-  measurements_ += static_cast<int64_t>(graphs.size());
+  for (const std::string& path : exported) std::filesystem::remove(path);
+  measurements_ += static_cast<int64_t>(models.size());
   return timings;
 }
 

@@ -37,6 +37,8 @@ class OrtProfiler : public Profiler {
   const std::string& backend() const override { return header_.target; }
   std::vector<Timing> time_graphs(const std::vector<const ir::Graph*>& graphs, const cost::DimSizes& sizes,
                                   const TimingLimits& limits) override;
+  std::vector<Timing> time_models(const std::vector<Model>& models, const cost::DimSizes& sizes,
+                                  const TimingLimits& limits) override;
   cost::CacheEntry measure_node(const cost::Miss& miss, const cost::DimSizes& sizes) override;
   int64_t measurements() const override { return measurements_; }
 

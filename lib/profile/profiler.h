@@ -29,6 +29,23 @@ class Profiler {
   virtual std::vector<Timing> time_graphs(const std::vector<const ir::Graph*>& graphs, const cost::DimSizes& sizes,
                                           const TimingLimits& limits) = 0;
 
+  /// A model to time: exported from `graph`, or, when `file` is set, that ONNX file as it is.
+  struct Model {
+    const ir::Graph* graph = nullptr;
+    std::string file;
+  };
+
+  /// time_graphs, where a model with a file is timed as that file rather than as an export of its
+  /// graph: the user's input as they run it (an export of its graph may run differently: the
+  /// value_info it writes lets onnxruntime apply fusions it could not apply to the bare input).
+  /// A profiler that times graphs only (a test's table) times each model's graph.
+  virtual std::vector<Timing> time_models(const std::vector<Model>& models, const cost::DimSizes& sizes,
+                                          const TimingLimits& limits) {
+    std::vector<const ir::Graph*> graphs;
+    for (const Model& model : models) graphs.push_back(model.graph);
+    return time_graphs(graphs, sizes, limits);
+  }
+
   /// Measures the node of `miss` on its own: the cache entry of its signature, whose time is
   /// what the node adds to a graph's run (the profiler's fixed per-run overhead taken out), or
   /// whose error says why the target could not run it.

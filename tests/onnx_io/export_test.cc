@@ -114,6 +114,22 @@ ir::Graph fused_conv_and_mat_mul() {
   return graph;
 }
 
+TEST_CASE("intermediate value_info is written unless the model info says not to", "[onnx_io]") {
+  ir::Graph graph = onnx_io::import_model(model_path("conv_relu.onnx"));
+  const fs::path dir = scratch_dir("value_info");
+  onnx_io::export_model(graph, (dir / "with.onnx").string());
+  auto info = std::make_shared<ir::ModelInfo>(*graph.model_info());
+  info->value_info = false;
+  ir::Graph bare = graph;
+  bare.set_model_info(info);
+  onnx_io::export_model(bare, (dir / "without.onnx").string());
+  // The Conv's output is the one intermediate value: its value_info is the only difference.
+  const ir::Graph with = onnx_io::import_model((dir / "with.onnx").string());
+  const ir::Graph without = onnx_io::import_model((dir / "without.onnx").string());
+  CHECK(read_bytes((dir / "with.onnx").string()).size() > read_bytes((dir / "without.onnx").string()).size());
+  require_same_results(with, without, {1, 3, 8, 8});
+}
+
 TEST_CASE("weight-only nodes are folded into initializers", "[onnx_io]") {
   const ir::Graph graph = onnx_io::import_model(model_path("fold_transpose.onnx"));
   const ir::Graph exported = round_trip(graph, scratch_dir("fold"));

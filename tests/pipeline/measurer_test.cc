@@ -48,6 +48,32 @@ TEST_CASE("a comparison is measured once, then read from the cache", "[pipeline]
   CHECK(table->graph_calls == 4);
 }
 
+TEST_CASE("an original timed as its file is cached apart from its export", "[pipeline]") {
+  TableProfiler* table = nullptr;
+  auto measurer = table_measurer("", table);
+  const ir::Graph fused = testing::conv_graph(8, 8, 3, "relu", false);
+  const ir::Graph separate = testing::conv_graph(8, 8, 3, "none", true);
+  table->graph_ms[cost::graph_signature(fused, {})] = 1.0;
+  table->graph_ms[cost::graph_signature(separate, {})] = 2.0;
+  const std::string file = GRAPHSUB_SOURCE_DIR "/models/conv_relu.onnx";
+  REQUIRE(measurer->compare(separate, fused, {}, file));
+  CHECK(measurer->graph_time(separate, file)->median_ms == 2.0);
+  CHECK_FALSE(measurer->graph_time(separate));  // the export of `separate` was not timed
+  measurer->compare(separate, fused, {});
+  CHECK(measurer->stats().comparisons_measured == 2);
+}
+
+TEST_CASE("a graph exported without value_info has a signature of its own", "[pipeline]") {
+  ir::Graph graph = testing::conv_graph(8, 8, 3, "relu", false);
+  auto info = std::make_shared<ir::ModelInfo>();
+  graph.set_model_info(info);
+  const std::string with = cost::graph_signature(graph, {});
+  info = std::make_shared<ir::ModelInfo>();
+  info->value_info = false;
+  graph.set_model_info(info);
+  CHECK(cost::graph_signature(graph, {}) != with);
+}
+
 TEST_CASE("a part reads the integer values of the measuring instance as weights", "[pipeline]") {
   // Reshape(x, target) where target, computed outside the part, is an input of the part: the
   // profiler must see it as the weight [2, 3], not as an input to fill with data.
