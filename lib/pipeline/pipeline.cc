@@ -389,6 +389,13 @@ class Run {
     int applied = 0;
     std::optional<ir::Graph> formed = apply_everywhere(chosen, rules::shipped_layout_rules(), &applied);
     if (!formed) return chosen;
+    if (formed->model_info() && !formed->model_info()->value_info) {
+      // The forms need their shapes declared (the runtime must see a resized scale's symbolic
+      // batch to keep the Mul blocked), so the formed graph is written with value_info.
+      auto info = std::make_shared<ir::ModelInfo>(*formed->model_info());
+      info->value_info = true;
+      formed->set_model_info(std::move(info));
+    }
     timer_.start();
     const GuardVerdict verdict = guard(chosen, *formed, measurer, request_.guard,
                                        {"the graph with the layout forms", "the graph without them"},
