@@ -341,10 +341,7 @@ class Run {
     Json bare_json;
     if (verdict.comparison && result.best.model_info()) {
       // The same graph exported without value_info: measured, and kept when it is the faster.
-      ir::Graph bare = result.best;
-      auto info = std::make_shared<ir::ModelInfo>(*result.best.model_info());
-      info->value_info = false;
-      bare.set_model_info(std::move(info));
+      ir::Graph bare = with_value_info(result.best, false);
       GuardVerdict bare_verdict = guard(original_, bare, measurer, request_.guard,
                                         {"the optimized graph without value_info", "the input"}, request_.input);
       const bool better = bare_verdict.keep_candidate &&
@@ -366,9 +363,7 @@ class Run {
                     {"measured_before", timing_json(verdict.before)},
                     {"measured_after", timing_json(verdict.after)}};
     if (verdict.comparison) {
-      written["measured_ratio"] = {{"median", verdict.comparison->median_ratio},
-                                   {"spread", verdict.comparison->spread},
-                                   {"runs", verdict.comparison->runs}};
+      written["measured_ratio"] = ratio_json(*verdict.comparison);
       written["measured_speedup"] = 1 / verdict.comparison->median_ratio;
     }
     if (!bare_json.is_null()) written["without_value_info"] = bare_json;
@@ -389,13 +384,9 @@ class Run {
     int applied = 0;
     std::optional<ir::Graph> formed = apply_everywhere(chosen, rules::shipped_layout_rules(), &applied);
     if (!formed) return chosen;
-    if (formed->model_info() && !formed->model_info()->value_info) {
-      // The forms need their shapes declared (the runtime must see a resized scale's symbolic
-      // batch to keep the Mul blocked), so the formed graph is written with value_info.
-      auto info = std::make_shared<ir::ModelInfo>(*formed->model_info());
-      info->value_info = true;
-      formed->set_model_info(std::move(info));
-    }
+    // The forms need their shapes declared (the runtime must see a resized scale's symbolic
+    // batch to keep the Mul blocked), so the formed graph is written with value_info.
+    if (formed->model_info()) formed = with_value_info(*formed, true);
     timer_.start();
     const GuardVerdict verdict = guard(chosen, *formed, measurer, request_.guard,
                                        {"the graph with the layout forms", "the graph without them"},
@@ -419,9 +410,7 @@ class Run {
       written["reason"] = "layout forms: " + verdict.reason;
       written["measured_before"] = timing_json(verdict.before);
       written["measured_after"] = timing_json(verdict.after);
-      written["measured_ratio"] = {{"median", verdict.comparison->median_ratio},
-                                   {"spread", verdict.comparison->spread},
-                                   {"runs", verdict.comparison->runs}};
+      written["measured_ratio"] = ratio_json(*verdict.comparison);
       written["measured_speedup"] = speedup;
       outcome_.summary = fmt::format("{}: the input with {} layout forms; measured in {}: {}", request_.output,
                                      applied, target_.spec.name, measured);
@@ -429,6 +418,19 @@ class Run {
       outcome_.summary += fmt::format("; then {} layout forms, measured against that: {}", applied, measured);
     }
     return layout_formed_;
+  }
+
+  /// `graph` (which has model info) to be exported with or without intermediate value_info.
+  static ir::Graph with_value_info(const ir::Graph& graph, bool value_info) {
+    ir::Graph copy = graph;
+    auto info = std::make_shared<ir::ModelInfo>(*graph.model_info());
+    info->value_info = value_info;
+    copy.set_model_info(std::move(info));
+    return copy;
+  }
+
+  static Json ratio_json(const cost::Comparison& comparison) {
+    return {{"median", comparison.median_ratio}, {"spread", comparison.spread}, {"runs", comparison.runs}};
   }
 
   /// "12 substitutions", and the shape arithmetic resolved before the search if any.

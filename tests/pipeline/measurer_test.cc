@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "../cost/cost_testing.h"
 #include "pipeline/measurer.h"
@@ -24,13 +25,19 @@ std::unique_ptr<Measurer> table_measurer(const std::string& path, TableProfiler*
   return std::make_unique<Measurer>(std::move(cache), path, std::move(profiler), cost::DimSizes{});
 }
 
+/// A conv+relu graph and its fused form, in the table at 2 ms and 1 ms: (fused, separate).
+std::pair<ir::Graph, ir::Graph> timed_pair(TableProfiler& table) {
+  ir::Graph fused = testing::conv_graph(8, 8, 3, "relu", false);
+  ir::Graph separate = testing::conv_graph(8, 8, 3, "none", true);
+  table.graph_ms[cost::graph_signature(fused, {})] = 1.0;
+  table.graph_ms[cost::graph_signature(separate, {})] = 2.0;
+  return {std::move(fused), std::move(separate)};
+}
+
 TEST_CASE("a comparison is measured once, then read from the cache", "[pipeline]") {
   TableProfiler* table = nullptr;
   auto measurer = table_measurer("", table);
-  const ir::Graph fused = testing::conv_graph(8, 8, 3, "relu", false);
-  const ir::Graph separate = testing::conv_graph(8, 8, 3, "none", true);
-  table->graph_ms[cost::graph_signature(fused, {})] = 1.0;
-  table->graph_ms[cost::graph_signature(separate, {})] = 2.0;
+  const auto [fused, separate] = timed_pair(*table);
   std::optional<cost::Comparison> measured = measurer->compare(separate, fused, {});
   REQUIRE(measured);
   CHECK(measured->median_ratio == 0.5);
@@ -51,10 +58,7 @@ TEST_CASE("a comparison is measured once, then read from the cache", "[pipeline]
 TEST_CASE("an original timed as its file is cached apart from its export", "[pipeline]") {
   TableProfiler* table = nullptr;
   auto measurer = table_measurer("", table);
-  const ir::Graph fused = testing::conv_graph(8, 8, 3, "relu", false);
-  const ir::Graph separate = testing::conv_graph(8, 8, 3, "none", true);
-  table->graph_ms[cost::graph_signature(fused, {})] = 1.0;
-  table->graph_ms[cost::graph_signature(separate, {})] = 2.0;
+  const auto [fused, separate] = timed_pair(*table);
   const std::string file = GRAPHSUB_SOURCE_DIR "/models/conv_relu.onnx";
   REQUIRE(measurer->compare(separate, fused, {}, file));
   CHECK(measurer->graph_time(separate, file)->median_ms == 2.0);
