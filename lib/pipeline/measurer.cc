@@ -89,12 +89,18 @@ std::string Measurer::signature(const ir::Graph& graph, const std::string& file)
   std::string key = cost::graph_signature(graph, sizes_);
   if (file.empty()) return key;
   // The file's own bytes: an export of `graph` is another model that may run differently.
-  std::ifstream in(file, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in && !in.eof()) throw Error("cannot read '" + file + "' to time it");
+  auto [known, fresh] = file_hashes_.try_emplace(file, 0);
+  if (fresh) {
+    std::ifstream in(file, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in && !in.eof()) {
+      file_hashes_.erase(known);
+      throw Error("cannot read '" + file + "' to time it");
+    }
+    known->second = ir::hash_bytes(ir::kHashSeed, bytes.data(), bytes.size());
+  }
   char hash[32];
-  std::snprintf(hash, sizeof hash, "%016llx",
-                static_cast<unsigned long long>(ir::hash_bytes(ir::kHashSeed, bytes.data(), bytes.size())));
+  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(known->second));
   return key + " as the file " + hash;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -72,6 +73,10 @@ class Measurer {
  private:
   /// The cache key of `graph`'s time, or of `file`'s as the file timed for `graph`.
   std::string signature(const ir::Graph& graph, const std::string& file) const;
+
+  /// The hash of each file timed as it is, by path, read once (the guard asks for the input's
+  /// several times per run, and a model file may be hundreds of megabytes).
+  mutable std::map<std::string, uint64_t> file_hashes_;
 
   cost::CostCache cache_;
   std::string cache_path_;
