@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cmd/commands.h"
+#include "cmd/options.h"
 #include "cmd/report_file.h"
 #include "generate/generator.h"
 #include "ir/error.h"
@@ -26,18 +27,6 @@ struct GenerateRulesOptions {
   std::string json;
   bool list_ops = false;
 };
-
-/// Parses "I/K".
-void parse_shard(const std::string& text, generate::GenerateOptions& options) {
-  const auto slash = text.find('/');
-  try {
-    if (slash == std::string::npos) throw std::invalid_argument(text);
-    options.shard = std::stoi(text.substr(0, slash));
-    options.shards = std::stoi(text.substr(slash + 1));
-  } catch (const std::exception&) {
-    throw Error("--shard takes I/K, e.g. 0/4, not '" + text + "'");
-  }
-}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -115,7 +104,11 @@ void run_generate_rules(GenerateRulesOptions options) {
   }
   if (options.output.empty()) throw Error("generate-rules needs -o FILE");
   if (options.generate.jobs <= 0) options.generate.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (!options.shard.empty()) parse_shard(options.shard, options.generate);
+  if (!options.shard.empty()) {
+    const Shard shard = parse_shard(options.shard);
+    options.generate.shard = shard.index;
+    options.generate.shards = shard.count;
+  }
   const auto start = std::chrono::steady_clock::now();
   generate::StageCounts counts;
   std::string text;

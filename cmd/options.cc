@@ -23,6 +23,25 @@ std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& specs)
   return dims;
 }
 
+Shard parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  Shard shard;
+  bool ok = slash != std::string::npos && slash > 0 && slash + 1 < text.size() &&
+            text.find_first_not_of("0123456789/") == std::string::npos && text.find('/', slash + 1) == std::string::npos;
+  try {
+    if (ok) {
+      shard.index = std::stoi(text.substr(0, slash));
+      shard.count = std::stoi(text.substr(slash + 1));
+    }
+  } catch (const std::exception&) {
+    ok = false;
+  }
+  if (!ok || shard.count < 1 || shard.index >= shard.count) {
+    throw Error("--shard takes I/K with 0 <= I < K, e.g. 0/4, not '" + text + "'");
+  }
+  return shard;
+}
+
 std::map<std::string, std::vector<int64_t>> parse_input_shapes(const std::vector<std::string>& specs) {
   std::map<std::string, std::vector<int64_t>> shapes;
   for (const std::string& spec : specs) {

@@ -18,6 +18,15 @@ std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& specs)
 /// Throws graphsub::Error naming a malformed one.
 std::map<std::string, std::vector<int64_t>> parse_input_shapes(const std::vector<std::string>& specs);
 
+/// `--shard I/K`: slice `index` of `count`.
+struct Shard {
+  int index = 0;
+  int count = 1;
+};
+
+/// Parses `--shard I/K` (0 <= I < K). Throws graphsub::Error naming a malformed one.
+Shard parse_shard(const std::string& text);
+
 /// Every --target name.
 std::vector<std::string> target_names();
 

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cmd/commands.h"
+#include "cmd/options.h"
 #include "cmd/report_file.h"
 #include "ir/error.h"
 #include "pipeline/pipeline.h"
@@ -36,8 +37,25 @@ struct VerifyRulesOptions {
   std::string json;
   bool check_axioms = false;
   bool write = false;
+  bool bounded_only = false;       ///< Skip the axiom path: counterexamples only, nothing proved.
+  std::string shard;               ///< "I/K": every K-th rule from the I-th; empty: all.
   std::string axioms;              ///< Empty: the shipped rules/axioms.rules.
 };
+
+/// What the table's status column shows: a rule's proof status, or the bounded check's verdict
+/// alone (an axiom's whole answer, or every rule's under --bounded-only).
+enum class View { kRules, kAxioms, kBounded };
+
+/// Every `shard.count`-th rule from the `shard.index`-th: balanced slices whose verdicts together
+/// cover each rule once.
+std::vector<rules::Rule> slice(std::vector<rules::Rule> rules, const Shard& shard) {
+  if (shard.count == 1) return rules;
+  std::vector<rules::Rule> kept;
+  for (std::size_t i = static_cast<std::size_t>(shard.index); i < rules.size(); i += static_cast<std::size_t>(shard.count)) {
+    kept.push_back(std::move(rules[i]));
+  }
+  return kept;
+}
 
 /// The rule files' rules (text or TASO's .pb), or the shipped set.
 std::vector<rules::Rule> load(const std::vector<std::string>& files) {
@@ -74,54 +92,63 @@ void write_proofs(const std::vector<verify::RuleVerdict>& verdicts, const std::s
   }
 }
 
-/// The status column: the proof status of a rule, the bounded verdict of an axiom.
-std::string status_of(const verify::RuleVerdict& verdict, bool axioms) {
-  return axioms ? verify::to_string(verdict.bounded.verdict) : rules::to_string(verdict.status);
+/// The status column: the proof status of a rule, or the bounded check's verdict.
+std::string status_of(const verify::RuleVerdict& verdict, View view) {
+  return view == View::kRules ? rules::to_string(verdict.status) : verify::to_string(verdict.bounded.verdict);
 }
 
-/// The detail column: an axiom's is what the bounded check found.
-const std::string& detail_of(const verify::RuleVerdict& verdict, bool axioms) {
-  return axioms ? verdict.bounded.detail : verdict.detail;
+/// The detail column: what the bounded check found, where that is the whole answer.
+const std::string& detail_of(const verify::RuleVerdict& verdict, View view) {
+  return view == View::kRules ? verdict.detail : verdict.bounded.detail;
 }
 
 /// Prints one line per rule, then the counts per status.
-void print_table(const std::vector<verify::RuleVerdict>& verdicts, bool axioms) {
+void print_table(const std::vector<verify::RuleVerdict>& verdicts, View view) {
   std::map<std::string, int> counts;
   double seconds = 0;
-  std::printf("%-8s %7s  %-38s %s\n", "status", "seconds", axioms ? "axiom" : "rule", "detail");
+  std::printf("%-8s %7s  %-38s %s\n", "status", "seconds", view == View::kAxioms ? "axiom" : "rule", "detail");
   for (const verify::RuleVerdict& verdict : verdicts) {
-    const std::string status = status_of(verdict, axioms);
+    const std::string status = status_of(verdict, view);
     counts[status] += 1;
     seconds += verdict.seconds;
     std::printf("%-8s %7.2f  %-38s %s\n", status.c_str(), verdict.seconds, verdict.name.c_str(),
-                detail_of(verdict, axioms).c_str());
+                detail_of(verdict, view).c_str());
   }
-  if (axioms) {
+  if (view == View::kAxioms) {
     std::printf("%zu axioms: %d hold, %d refuted, %d unknown (%.1f s of checks)\n", verdicts.size(),
                 counts["holds"], counts["refuted"], counts["unknown"], seconds);
+  } else if (view == View::kBounded) {
+    std::printf("%zu rules, bounded check only (nothing proved): %d hold on every instance, %d refuted, %d unknown "
+                "(%.1f s of checks)\n",
+                verdicts.size(), counts["holds"], counts["refuted"], counts["unknown"], seconds);
   } else {
     std::printf("%zu rules: %d proved, %d refuted, %d unknown (%.1f s of checks)\n", verdicts.size(),
                 counts["proved"], counts["refuted"], counts["unknown"], seconds);
   }
 }
 
-nlohmann::json verdicts_json(const std::vector<verify::RuleVerdict>& verdicts, bool axioms) {
+nlohmann::json verdicts_json(const std::vector<verify::RuleVerdict>& verdicts, View view) {
   nlohmann::json entries = nlohmann::json::array();
   for (const verify::RuleVerdict& verdict : verdicts) {
     entries.push_back({{"file", verdict.file},
                        {"name", verdict.name},
-                       {"status", status_of(verdict, axioms)},
+                       {"status", status_of(verdict, view)},
                        {"seconds", verdict.seconds},
-                       {"detail", detail_of(verdict, axioms)}});
+                       {"detail", detail_of(verdict, view)}});
   }
-  return {{axioms ? "axioms" : "rules", entries}};
+  return {{view == View::kAxioms ? "axioms" : "rules", entries}};
 }
 
 /// Verifies, prints, writes the JSON; a refuted rule, or an axiom that does not hold, makes the
 /// command fail.
 void run_verify_rules(const VerifyRulesOptions& options) {
   const bool axioms = options.check_axioms;
-  const std::vector<rules::Rule> rules = axioms ? load_axioms(options.axioms) : load(options.files);
+  const View view = axioms ? View::kAxioms : options.bounded_only ? View::kBounded : View::kRules;
+  const Shard shard = options.shard.empty() ? Shard{} : parse_shard(options.shard);
+  if (options.write && (options.bounded_only || shard.count > 1)) {
+    throw Error("--write records proofs of every rule of a file: it takes neither --bounded-only nor --shard");
+  }
+  const std::vector<rules::Rule> rules = slice(axioms ? load_axioms(options.axioms) : load(options.files), shard);
   verify::VerifyOptions verify;
   verify.jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   verify.bounded.timeout_ms = static_cast<unsigned>(options.timeout_s * 1000);
@@ -142,12 +169,12 @@ void run_verify_rules(const VerifyRulesOptions& options) {
   if (options.write && has_axioms) throw Error("--write does not record proofs in an axioms file");
   const std::string hash = verify::axioms_hash(axioms_text(options.axioms));
   verify::AxiomSet axiom_set;
-  if (!axioms) {
+  if (view == View::kRules) {
     axiom_set = verify::prepare_axioms(load_axioms(options.axioms), verify.bounded.instances);
     verify.axioms = &axiom_set;
   }
   const std::vector<verify::RuleVerdict> verdicts = verify::verify_rules(rules, verify);
-  print_table(verdicts, axioms);
+  print_table(verdicts, view);
   std::optional<verify::ConsistencyResult> consistency;
   if (axioms) {
     // The set as a whole: each axiom holding on its instances does not rule out a contradiction.
@@ -156,7 +183,9 @@ void run_verify_rules(const VerifyRulesOptions& options) {
     std::printf("axiom set: %s\n", consistency->detail.c_str());
   }
   if (!options.json.empty()) {
-    nlohmann::json json = verdicts_json(verdicts, axioms);
+    nlohmann::json json = verdicts_json(verdicts, view);
+    if (view == View::kBounded) json["check"] = "bounded only: the axiom path was not run, no rule is proved";
+    if (shard.count > 1) json["shard"] = {{"index", shard.index}, {"count", shard.count}};
     if (consistency) {
       json["consistency"] = {{"status", consistency->verdict == verify::Consistency::kConsistent      ? "consistent"
                                         : consistency->verdict == verify::Consistency::kContradictory ? "contradictory"
@@ -203,6 +232,12 @@ Command setup_verify_rules(CLI::App& app) {
                 "Record each rule's status and the axioms' sha256 in its file's proof line");
   sub->add_flag("--check-axioms", options->check_axioms,
                 "Check the operator axioms on small instances instead of rules");
+  sub->add_flag("--bounded-only", options->bounded_only,
+                "Only look for counterexamples on small instances (fast; finds refuted rules, proves none)")
+      ->excludes("--check-axioms");
+  sub->add_option("--shard", options->shard,
+                  "Check every K-th rule from the I-th (I/K, e.g. 0/4): slices for several machines")
+      ->type_name("I/K");
   sub->add_option("--axioms", options->axioms, "Axioms file to prove from, or to check (default: rules/axioms.rules)")
       ->check(CLI::ExistingFile)->type_name("FILE");
   return {sub, [options] { run_verify_rules(*options); }};

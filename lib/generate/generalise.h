@@ -55,8 +55,11 @@ using Check = std::function<Trial(const rules::Rule& rule, const std::vector<std
 /// and either alone changes the output's size); every other group is a step of its own.
 /// Opening all groups at once and checking once was tried and is wrong: with many variables
 /// drawn together, the instances that vary a convolution's strides were ones a 1 x 1 pooling
-/// window made trivial. The comment gains a line naming what was opened. `rule` itself is
-/// returned when nothing can be.
+/// window made trivial. A group that sizes its op's output (all but count_include_pad) is not
+/// opened where an element-wise node of the source or the target adds values that went through
+/// different numbers of nodes of that op: the rule was found without broadcasting, and opened,
+/// one operand could broadcast into the other. The comment gains a line naming what was opened.
+/// `rule` itself is returned when nothing can be.
 rules::Rule generalise(const rules::Rule& rule, const Check& check);
 
 }  // namespace graphsub::generate

@@ -171,7 +171,12 @@ z3::expr Semantics::apply(const std::string& name, const z3::expr& x) {
     z3::func_decl function = context_.function(name.c_str(), context_.real_sort(), context_.real_sort());
     found = functions_.emplace(name, function).first;
   }
-  return found->second(x);
+  // The argument as a sum of monomials: equal polynomials become one term, so the function's
+  // applications to them are equal by congruence alone (no nonlinear arithmetic in Z3, which
+  // could run for hours past its timeout on such a query).
+  z3::params params(context_);
+  params.set("som", true);
+  return found->second(x.simplify(params));
 }
 
 std::vector<SymTensor> Semantics::run(const ir::Node& node, const std::vector<const SymTensor*>& inputs,

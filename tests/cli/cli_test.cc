@@ -548,6 +548,30 @@ TEST_CASE("verify-rules gives a verdict per rule, JSON, and fails on a refuted r
   CHECK(verdicts["axioms"]["file"] == "rules/axioms.rules");
   CHECK(verdicts["rules"][1]["file"] == rules.string());
 
+  // Counterexamples only: the refuted rule is still refuted, the other holds but is not proved.
+  Run bounded = graphsub("verify-rules " + rules.string() + " --bounded-only --json " + json.string());
+  INFO(bounded.out << bounded.err);
+  CHECK(bounded.status == 1);
+  CHECK(bounded.out.find("2 rules, bounded check only (nothing proved): 1 hold on every instance, 1 refuted") !=
+        std::string::npos);
+  CHECK(nlohmann::json::parse(read_file(json))["rules"][1]["status"] == "holds");
+  // Two slices cover each rule once: the first holds the refuted rule, the second the other.
+  Run slice0 = graphsub("verify-rules " + rules.string() + " --shard 0/2 --json " + json.string());
+  CHECK(slice0.status == 1);
+  CHECK(nlohmann::json::parse(read_file(json))["rules"][0]["name"] == "sub-commuted");
+  Run slice1 = graphsub("verify-rules " + rules.string() + " --shard 1/2 --json " + json.string());
+  CHECK(slice1.status == 0);
+  const nlohmann::json second = nlohmann::json::parse(read_file(json));
+  REQUIRE(second["rules"].size() == 1);
+  CHECK(second["rules"][0]["name"] == "add-commuted");
+  CHECK(second["shard"]["count"] == 2);
+  for (const char* bad : {" --shard 2/2", " --shard 1", " --bounded-only --write", " --shard 0/2 --write"}) {
+    Run refused = graphsub("verify-rules " + rules.string() + bad);
+    INFO(bad << "\n" << refused.err);
+    CHECK(refused.status == 1);
+    CHECK(count_lines(refused.err) == 1);
+  }
+
   const fs::path broken = dir / "broken.rules";
   std::ofstream(broken) << "rule broken\n  source\n    z = Add(a\nend\n";
   Run syntax = graphsub("verify-rules " + broken.string());

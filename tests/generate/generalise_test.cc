@@ -73,6 +73,48 @@ TEST_CASE("opening replaces the literals by one variable in source and target", 
   CHECK(parse_one(text) == opened);
 }
 
+TEST_CASE("a window is not opened where an operand could then broadcast", "[generate]") {
+  // 2 * conv(x + conv(x, v), v) = conv(2x, v) + conv(conv(2x, v), v) holds where conv(x, v) has
+  // x's shape; with strides 2 and pads 1 on a 1 x 1 image, x broadcasts into conv(x, v) and it
+  // does not (verify-rules refuted this --max-ops 4 rule, gen-conv-31449, before this).
+  const rules::Rule rule = parse_one(R"(rule linear-chain
+  origin generated
+  source
+    s5 = Conv(x, v) [kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1, activation = "none"]
+    s6 = Add(x, s5)
+    s7 = Conv(s6, v) [kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1, activation = "none"]
+    s8 = Add(s7, s7)
+  where shape(v)[0] == shape(x)[1]
+  target
+    t5 = Add(x, x)
+    t6 = Conv(t5, v) [kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1, activation = "none"]
+    t7 = Conv(t6, v) [kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1, activation = "none"]
+    t8 = Add(t6, t7)
+  map s8 -> t8
+end
+)");
+  // Every step the check is asked about holds and moves off its literal: only the structure decides.
+  std::vector<std::vector<std::string>> asked;
+  const rules::Rule kept = generalise(rule, [&](const rules::Rule&, const std::vector<std::string>& variables,
+                                                const std::vector<Opening>& step) {
+    asked.push_back(variables);
+    Trial trial{true, {}};
+    for (const Opening& opening : step) trial.varied.push_back(opening.variable);
+    return trial;
+  });
+  // x + conv(x, v): the operands went through 0 and 1 convolutions, so no size of it opens.
+  CHECK(asked.empty());
+  CHECK(kept == rule);
+  // pool(x) + pool(y) went through one pooling each: its windows open.
+  const rules::Rule pools = generalise(parse_one(kPoolSum), [&](const rules::Rule&, const std::vector<std::string>&,
+                                                                const std::vector<Opening>& step) {
+    Trial trial{true, {}};
+    for (const Opening& opening : step) trial.varied.push_back(opening.variable);
+    return trial;
+  });
+  CHECK(pools.source[0].attrs[1].value.kind == rules::Expr::Kind::kVariable);
+}
+
 TEST_CASE("generalising opens the groups the check accepts, one step after another", "[generate]") {
   const rules::Rule rule = parse_one(kPoolSum);
   std::vector<std::vector<std::string>> asked;
