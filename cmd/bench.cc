@@ -1,5 +1,7 @@
 // `graphsub bench`: time one model, or compare two, in the target, as onnxruntime_perf_test would.
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,6 +26,7 @@ struct BenchOptions {
   std::vector<std::string> dims;
   uint32_t seed = 0;
   std::string json;
+  bool by_op = false;
 };
 
 nlohmann::json timing_json(const std::string& path, const profile::Timing& timing) {
@@ -53,12 +56,69 @@ void print(const BenchOptions& options, const profile::OrtInfo& info, const std:
   }
 }
 
+/// The kernel time per operator type of each model, largest first (by A's, then B's), with the
+/// difference where two models are compared.
+void print_by_op(const BenchOptions& options, const std::vector<profile::OpTimes>& by_op) {
+  std::map<std::string, double> largest;
+  for (const profile::OpTimes& times : by_op) {
+    for (const auto& [op, time] : times) largest[op] = std::max(largest[op], time.ms_per_run);
+  }
+  std::vector<std::string> ops;
+  for (const auto& entry : largest) ops.push_back(entry.first);
+  std::stable_sort(ops.begin(), ops.end(), [&](const std::string& a, const std::string& b) { return largest[a] > largest[b]; });
+  std::printf("\nkernel time by operator of onnxruntime's optimized graph (profiled sessions, %d runs after the "
+              "warm-up; the profiler slows a run, so read the shares; GFLOP/s of convolutions and matrix products):\n%-24s",
+              options.limits.min_runs, "operator");
+  for (std::size_t i = 0; i < by_op.size(); ++i) std::printf("  %c ms/run  share nodes GFLOP/s", static_cast<char>('A' + i));
+  std::printf("%s\n", by_op.size() == 2 ? "   B-A ms" : "");
+  std::vector<double> totals(by_op.size(), 0);
+  for (std::size_t i = 0; i < by_op.size(); ++i) {
+    for (const auto& entry : by_op[i]) totals[i] += entry.second.ms_per_run;
+  }
+  for (const std::string& op : ops) {
+    std::printf("%-24s", op.c_str());
+    for (std::size_t i = 0; i < by_op.size(); ++i) {
+      const auto found = by_op[i].find(op);
+      const profile::OpTime time = found == by_op[i].end() ? profile::OpTime{} : found->second;
+      std::printf("  %9.4f %5.1f%% %5d", time.ms_per_run, totals[i] > 0 ? 100 * time.ms_per_run / totals[i] : 0.0,
+                  time.nodes);
+      if (time.flops > 0 && time.ms_per_run > 0) {
+        std::printf(" %7.1f", time.flops / time.ms_per_run / 1e6);
+      } else {
+        std::printf("        ");
+      }
+    }
+    if (by_op.size() == 2) {
+      const auto a = by_op[0].find(op), b = by_op[1].find(op);
+      std::printf("  %+8.4f", (b == by_op[1].end() ? 0 : b->second.ms_per_run) - (a == by_op[0].end() ? 0 : a->second.ms_per_run));
+    }
+    std::printf("\n");
+  }
+  std::printf("%-24s", "total");
+  for (double total : totals) std::printf("  %9.4f 100.0%%              ", total);
+  std::printf("\n");
+}
+
+nlohmann::json by_op_json(const profile::OpTimes& times) {
+  nlohmann::json json = nlohmann::json::object();
+  for (const auto& [op, time] : times) {
+    json[op] = {{"ms_per_run", time.ms_per_run}, {"nodes", time.nodes}, {"flops", time.flops}};
+  }
+  return json;
+}
+
 void run_bench(const BenchOptions& options) {
   if (options.models.size() > 2) throw Error("bench takes one model, or two to compare");
   profile::OrtWorker worker;
   const std::vector<profile::Timing> timings =
       worker.time_files(options.models, options.ort, parse_dims(options.dims), options.limits, options.seed);
   print(options, worker.info(), timings);
+  std::vector<profile::OpTimes> by_op;
+  if (options.by_op) {
+    by_op = worker.profile_files(options.models, options.ort, parse_dims(options.dims), options.limits.warmup,
+                                 options.limits.min_runs, options.seed);
+    print_by_op(options, by_op);
+  }
   if (options.json.empty()) return;
   nlohmann::json report = {{"target", options.target},
                            {"onnxruntime", worker.info().onnxruntime},
@@ -67,7 +127,10 @@ void run_bench(const BenchOptions& options) {
                            {"graph_optimization_level", options.ort.level},
                            {"warmup_runs", options.limits.warmup},
                            {"models", nlohmann::json::array()}};
-  for (std::size_t i = 0; i < timings.size(); ++i) report["models"].push_back(timing_json(options.models[i], timings[i]));
+  for (std::size_t i = 0; i < timings.size(); ++i) {
+    report["models"].push_back(timing_json(options.models[i], timings[i]));
+    if (options.by_op) report["models"].back()["by_op"] = by_op_json(by_op[i]);
+  }
   if (timings.size() == 2) {
     const profile::Ratio ratio = profile::paired_ratio(timings[0].samples_ms, timings[1].samples_ms);
     report["paired_ratio"] = {{"median", ratio.median}, {"spread", ratio.spread}, {"runs", ratio.runs}};
@@ -98,6 +161,8 @@ Command setup_bench(CLI::App& app) {
   sub->add_option("--dim", options->dims, "Size of a symbolic dim, NAME=SIZE (default 1)");
   sub->add_option("--seed", options->seed, "Seed of the random inputs")->capture_default_str();
   sub->add_option("--json", options->json, "Also write the figures as JSON to this file");
+  sub->add_flag("--by-op", options->by_op,
+                "Then profile each model and print its kernel time per operator type of onnxruntime's optimized graph");
   return {sub, [options] { run_bench(*options); }};
 }
 

@@ -79,4 +79,20 @@ std::vector<Timing> OrtWorker::time_files(const std::vector<std::string>& paths,
   return timings;
 }
 
+std::vector<OpTimes> OrtWorker::profile_files(const std::vector<std::string>& paths, const OrtSettings& settings,
+                                              const cost::DimSizes& sizes, int warmup, int runs, uint32_t seed) {
+  const Json ask = {{"cmd", "profile"},         {"models", paths}, {"threads", settings.threads},
+                    {"level", settings.level}, {"dims", sizes},   {"seed", seed},
+                    {"warmup", warmup},        {"runs", runs}};
+  const Json answer = parse_answer(request(ask.dump(), kSessionSeconds * static_cast<double>(paths.size() + 1)));
+  std::vector<OpTimes> result;
+  for (const Json& model : answer.at("by_op")) {
+    OpTimes times;
+    for (const auto& [op, entry] : model.items()) times[op] = {entry.at(0).get<double>(), entry.at(1).get<int>(), entry.at(2).get<double>()};
+    result.push_back(std::move(times));
+  }
+  if (result.size() != paths.size()) throw Error("the onnxruntime worker profiled the wrong number of models");
+  return result;
+}
+
 }  // namespace graphsub::profile

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +30,16 @@ struct OrtInfo {
   std::string python;       ///< The Python version running it.
 };
 
+/// The kernel time of one operator type of onnxruntime's optimized graph.
+struct OpTime {
+  double ms_per_run = 0;  ///< Summed over its nodes, the mean of the profiled runs.
+  int nodes = 0;
+  double flops = 0;       ///< Of one run, for convolutions and matrix products (0 for the rest).
+};
+
+/// Kernel time per operator type of one model, by type name (Conv, FusedConv, ReorderInput...).
+using OpTimes = std::map<std::string, OpTime>;
+
 /// The Python interpreter that runs the worker: $GRAPHSUB_PYTHON, else python3.
 std::string default_python();
 
@@ -52,6 +63,13 @@ class OrtWorker {
   /// message when a model cannot be loaded or run.
   std::vector<Timing> time_files(const std::vector<std::string>& paths, const OrtSettings& settings,
                                  const cost::DimSizes& sizes, const TimingLimits& limits, uint32_t seed = 0);
+
+  /// Runs each file `warmup` + `runs` times in its own session with onnxruntime's profiler on:
+  /// the kernel time per operator type of onnxruntime's optimized graph, one map per file.
+  /// Profiled sessions run slower than timed ones; the shares are what to read. Throws
+  /// graphsub::Error with onnxruntime's message when a model cannot be loaded or run.
+  std::vector<OpTimes> profile_files(const std::vector<std::string>& paths, const OrtSettings& settings,
+                                     const cost::DimSizes& sizes, int warmup, int runs, uint32_t seed = 0);
 
  private:
   std::string request(const std::string& line, double timeout_s);

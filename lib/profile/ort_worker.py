@@ -12,6 +12,18 @@ and the worker goes on with the next request.
    "rel_error": 0.01, "abs_error_ms": 0.0005, "paired": false}
     -> {"ok": true, "samples_ms": [[...], ...]}   (one list of run times per model, in order)
 
+  {"cmd": "profile", "models": [path, ...], "threads": 1, "level": "all", "dims": {}, "seed": 0,
+   "warmup": 3, "runs": 10}
+    -> {"ok": true, "by_op": [{"Conv": [ms, nodes, flops], ...}, ...]}   (one map per model, in order)
+
+"profile" runs each model in its own session with onnxruntime's profiler on, and adds up the
+kernel time of every node of onnxruntime's optimized graph by operator type (FusedConv,
+ReorderInput, ...): the milliseconds per run (the mean over "runs" runs after the warm-up) and
+the nodes of that type, and for the dense operators (Conv, FusedConv, MatMul, FusedMatMul, Gemm)
+the floating-point operations of one run, from the shapes the profiler records (2 x the output's
+elements x the reduced length; 0 for other types). Profiling adds its own cost, so these sessions
+are not the timed ones.
+
 The models are timed alternately: each round runs every model once, in reverse order every other
 round (A B B A ...), so a drift of the machine's speed falls on all of them alike. The rounds stop
 when every model has min_runs runs and the standard error of each one's mean is at most
@@ -22,8 +34,10 @@ three runs each). Inputs are seeded random data, the same for every model of a r
 """
 import json
 import math
+import os
 import platform
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -63,13 +77,17 @@ def session(path, request):
 
 
 def new_session(path, request):
+    return ort.InferenceSession(path, session_options(request), providers=["CPUExecutionProvider"])
+
+
+def session_options(request):
     options = ort.SessionOptions()
     options.intra_op_num_threads = int(request["threads"])
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = LEVELS[request["level"]]
     options.log_severity_level = 3
-    return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    return options
 
 
 def dim_size(dim, dims):
@@ -144,12 +162,76 @@ def time_models(request):
     return {"ok": True, "samples_ms": samples}
 
 
+def profile_model(path, request, feed):
+    warmup = max(1, int(request["warmup"]))
+    runs = max(1, int(request["runs"]))
+    with tempfile.TemporaryDirectory(prefix="graphsub-profile-") as folder:
+        options = session_options(request)
+        options.enable_profiling = True
+        options.profile_file_prefix = os.path.join(folder, "profile")
+        try:
+            sess = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+        except Exception as error:
+            raise RuntimeError(f"onnxruntime cannot load '{path}': {error}") from None
+        inputs = feed(sess)
+        try:
+            for _ in range(warmup + runs):
+                sess.run(None, inputs)
+        except Exception as error:
+            raise RuntimeError(f"onnxruntime cannot run '{path}': {error}") from None
+        with open(sess.end_profiling()) as events:
+            trace = json.load(events)
+    # Each node's kernel times in run order (the warm-up runs' are dropped) and its FLOPs.
+    times = {}
+    flops = {}
+    for event in trace:
+        if event.get("cat") == "Node" and event.get("name", "").endswith("_kernel_time"):
+            args = event.get("args", {})
+            key = (args.get("op_name", "?"), event["name"])
+            times.setdefault(key, []).append(event["dur"] / 1000.0)
+            flops.setdefault(key, dense_flops(key[0], args))
+    by_op = {}
+    for (op, name), durations in times.items():
+        total, nodes, work = by_op.get(op, (0.0, 0, 0))
+        by_op[op] = (total + sum(durations[warmup:]) / runs, nodes + 1, work + flops[(op, name)])
+    return {op: [total, nodes, work] for op, (total, nodes, work) in by_op.items()}
+
+
+def shapes(args, side):
+    """The shapes of a profiled node's inputs or outputs (one {"float": [dims]} per value)."""
+    return [next(iter(value.values())) for value in args.get(side, []) if value]
+
+
+def dense_flops(op, args):
+    """2 x output elements x reduced length of a convolution or matrix product, from the shapes the
+    profiler recorded; 0 for other operators or when a shape is missing."""
+    inputs, outputs = shapes(args, "input_type_shape"), shapes(args, "output_type_shape")
+    if not inputs or not outputs:
+        return 0
+    elements = math.prod(outputs[0])
+    if op in ("Conv", "FusedConv") and len(inputs) > 1 and len(inputs[1]) >= 3:
+        return 2 * elements * math.prod(inputs[1][1:])  # weight [M, C/group, k...]
+    if op in ("MatMul", "FusedMatMul", "Gemm") and inputs[0]:
+        # The reduced length: A's last dim (a transposed A is not told apart; rare in exports).
+        return 2 * elements * inputs[0][-1]
+    return 0
+
+
+def profile_models(request):
+    seed = int(request.get("seed", 0))
+    by_op = [profile_model(path, request, lambda sess: feeds(sess, request, np.random.default_rng(seed)))
+             for path in request["models"]]
+    return {"ok": True, "by_op": by_op}
+
+
 def answer(request):
     if request.get("cmd") == "hello":
         return {"ok": True, "onnxruntime": ort.__version__, "cpu": cpu_model(),
                 "python": platform.python_version()}
     if request.get("cmd") == "time":
         return time_models(request)
+    if request.get("cmd") == "profile":
+        return profile_models(request)
     raise ValueError(f"unknown request {request.get('cmd')!r}")
 
 

@@ -337,6 +337,21 @@ TEST_CASE("bench times one model or compares two", "[cli]") {
   const std::string report = read_file(json);
   CHECK(report.find("\"speedup\"") != std::string::npos);
   CHECK(report.find("\"graph_optimization_level\": \"basic\"") != std::string::npos);
+  // --by-op: kernel time per operator type of onnxruntime's graph, the same types for one model twice.
+  Run by_op = graphsub("bench " + model("small_cnn.onnx") + " " + model("small_cnn.onnx") +
+                       " --runs 3 --max-seconds 1 --by-op --json " + json.string());
+  INFO(by_op.out << by_op.err);
+  REQUIRE(by_op.status == 0);
+  CHECK(by_op.out.find("kernel time by operator") != std::string::npos);
+  const nlohmann::json profiled = nlohmann::json::parse(read_file(json));
+  const nlohmann::json& a = profiled["models"][0]["by_op"];
+  REQUIRE(a.contains("Conv"));
+  CHECK(a["Conv"]["nodes"].get<int>() >= 1);
+  CHECK(a["Conv"]["ms_per_run"].get<double>() > 0);
+  CHECK(a["Conv"]["flops"].get<double>() > 0);  // from the shapes onnxruntime's profiler records
+  for (const auto& [op, entry] : a.items()) {
+    CHECK(profiled["models"][1]["by_op"][op]["nodes"] == entry["nodes"]);
+  }
   Run bad = graphsub("bench " + model("cycle.onnx"));
   CHECK(bad.status == 1);
   CHECK(count_lines(bad.err) == 1);
