@@ -8,6 +8,8 @@
 #include <numeric>
 #include <optional>
 #include <set>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -822,27 +824,42 @@ std::vector<rules::Rule> finish(std::vector<Candidate> candidates, StageCounts& 
 
 std::string candidates_text(const std::vector<Candidate>& candidates, const StageCounts& counts,
                             const GenerateOptions& options) {
-  nlohmann::json list = nlohmann::json::array();
-  for (const Candidate& candidate : candidates) {
-    list.push_back({{"universe", candidate.pair.universe->name},
-                    {"source", graph_json(candidate.pair.source)},
-                    {"target", graph_json(candidate.pair.target)},
-                    {"outputs", candidate.pair.outputs},
-                    {"renaming", candidate.pair.renaming}});
-  }
-  const nlohmann::json json = {{"format", "graphsub-generated-candidates-1"},
+  const nlohmann::json head = {{"format", "graphsub-generated-candidates-1"},
                                {"options",
                                 {{"max_ops", options.max_ops}, {"ops", options.ops}, {"seed", options.seed},
                                  {"modulus", options.modulus}, {"shard", options.shard}, {"shards", options.shards}}},
-                               {"counts", counts_json(counts)},
-                               {"candidates", list}};
-  return json.dump(1) + "\n";
+                               {"counts", counts_json(counts)}};
+  // One candidate per line, each made and dropped in turn: a document of every candidate held
+  // at once took 20 times the candidates' own memory (a shard of an eighth of --max-ops 4 peaked
+  // at 3.2 GB, more than the whole run).
+  std::string text = head.dump();
+  text.pop_back();  // the closing brace: the candidates go last
+  text += ",\"candidates\":[";
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate& candidate = candidates[i];
+    const nlohmann::json entry = {{"universe", candidate.pair.universe->name},
+                                  {"source", graph_json(candidate.pair.source)},
+                                  {"target", graph_json(candidate.pair.target)},
+                                  {"outputs", candidate.pair.outputs},
+                                  {"renaming", candidate.pair.renaming}};
+    text += (i == 0 ? "\n" : ",\n") + entry.dump();
+  }
+  text += "\n]}\n";
+  return text;
 }
 
 std::vector<Candidate> read_candidates(const std::string& text, const std::string& file, StageCounts& counts,
                                        GenerateOptions& options) {
   try {
-    const nlohmann::json json = nlohmann::json::parse(text);
+    // candidates_text's layout: the head and `"candidates":[` on the first line, then one
+    // candidate a line, each parsed in turn (a document of them all would take 20 times their
+    // memory). Any other layout of the same JSON is parsed whole.
+    const std::string marker = ",\"candidates\":[";
+    const std::size_t first_end = text.find('\n');
+    const bool by_line = first_end != std::string::npos && first_end >= marker.size() &&
+                         text.compare(first_end - marker.size(), marker.size(), marker) == 0;
+    const nlohmann::json json =
+        by_line ? nlohmann::json::parse(text.substr(0, first_end - marker.size()) + "}") : nlohmann::json::parse(text);
     if (json.at("format") != "graphsub-generated-candidates-1") throw Error("not a file of generated candidates");
     const nlohmann::json& saved = json.at("options");
     options.max_ops = saved.at("max_ops").get<int>();
@@ -863,7 +880,7 @@ std::vector<Candidate> read_candidates(const std::string& text, const std::strin
       universes[name] = std::make_shared<const Universe>(std::move(universe));
     }
     std::vector<Candidate> candidates;
-    for (const nlohmann::json& entry : json.at("candidates")) {
+    auto add = [&](const nlohmann::json& entry) {
       const auto found = universes.find(entry.at("universe").get<std::string>());
       if (found == universes.end()) throw Error("a candidate of an unknown universe");
       Candidate candidate;
@@ -873,7 +890,25 @@ std::vector<Candidate> read_candidates(const std::string& text, const std::strin
       with_terms(candidate);
       candidate.key = canonical_key(*found->second, candidate.terms).first;
       candidates.push_back(std::move(candidate));
+    };
+    if (!by_line) {
+      for (const nlohmann::json& entry : json.at("candidates")) add(entry);
+      return candidates;
     }
+    bool closed = false;
+    for (std::size_t begin = first_end + 1; begin < text.size() && !closed;) {
+      std::size_t end = text.find('\n', begin);
+      if (end == std::string::npos) end = text.size();
+      std::string_view line(text.data() + begin, end - begin);
+      begin = end + 1;
+      if (line == "]}") {
+        closed = true;
+      } else if (!line.empty()) {
+        if (line.back() == ',') line.remove_suffix(1);
+        add(nlohmann::json::parse(line));
+      }
+    }
+    if (!closed) throw Error("the candidate list is cut short");
     return candidates;
   } catch (const nlohmann::json::exception& error) {
     throw Error(file + ": not a file of generated candidates (" + error.what() + ")");
