@@ -56,8 +56,14 @@ void print(const BenchOptions& options, const profile::OrtInfo& info, const std:
   }
 }
 
-/// The kernel time per operator type of each model, largest first (by A's, then B's), with the
-/// difference where two models are compared.
+/// `op`'s entry in `times`, or zero time and no nodes.
+profile::OpTime time_of(const profile::OpTimes& times, const std::string& op) {
+  const auto found = times.find(op);
+  return found == times.end() ? profile::OpTime{} : found->second;
+}
+
+/// The kernel time per operator type of each model, the types in order of their larger time in
+/// either model, with the difference where two models are compared.
 void print_by_op(const BenchOptions& options, const std::vector<profile::OpTimes>& by_op) {
   std::map<std::string, double> largest;
   for (const profile::OpTimes& times : by_op) {
@@ -78,8 +84,7 @@ void print_by_op(const BenchOptions& options, const std::vector<profile::OpTimes
   for (const std::string& op : ops) {
     std::printf("%-24s", op.c_str());
     for (std::size_t i = 0; i < by_op.size(); ++i) {
-      const auto found = by_op[i].find(op);
-      const profile::OpTime time = found == by_op[i].end() ? profile::OpTime{} : found->second;
+      const profile::OpTime time = time_of(by_op[i], op);
       std::printf("  %9.4f %5.1f%% %5d", time.ms_per_run, totals[i] > 0 ? 100 * time.ms_per_run / totals[i] : 0.0,
                   time.nodes);
       if (time.flops > 0 && time.ms_per_run > 0) {
@@ -89,8 +94,7 @@ void print_by_op(const BenchOptions& options, const std::vector<profile::OpTimes
       }
     }
     if (by_op.size() == 2) {
-      const auto a = by_op[0].find(op), b = by_op[1].find(op);
-      std::printf("  %+8.4f", (b == by_op[1].end() ? 0 : b->second.ms_per_run) - (a == by_op[0].end() ? 0 : a->second.ms_per_run));
+      std::printf("  %+8.4f", time_of(by_op[1], op).ms_per_run - time_of(by_op[0], op).ms_per_run);
     }
     std::printf("\n");
   }
