@@ -136,6 +136,23 @@ ir::OpKind kind_from_name(std::string_view name) {
   return ir::OpKind::kOpaque;
 }
 
+bool is_commutative(ir::OpKind kind) {
+  switch (kind) {
+    case ir::OpKind::kAdd:
+    case ir::OpKind::kMul:
+    case ir::OpKind::kMax:
+    case ir::OpKind::kMin:
+    case ir::OpKind::kSum:
+    case ir::OpKind::kMean:
+    case ir::OpKind::kAnd:
+    case ir::OpKind::kOr:
+    case ir::OpKind::kEqual:
+      return true;
+    default:
+      return false;
+  }
+}
+
 const char* kind_name(ir::OpKind kind) {
   if (kind == ir::OpKind::kOpaque) return "Opaque";
   return op_def(kind).name;

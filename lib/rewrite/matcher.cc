@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "ops/folding.h"
+#include "ops/registry.h"
 #include "rewrite/expr_eval.h"
 
 namespace graphsub::rewrite {
@@ -135,13 +136,21 @@ bool bind_attribute(const rules::AttrSetting& setting, ir::NodeId id, const ir::
   return fresh || it->second == actual;
 }
 
+/// The sets of graph nodes a plan has matched so far (sorted ids), when its operands may bind
+/// either way round: a match over nodes that an earlier one bound is the same rewrite with the
+/// operands of a commutative node taken the other way (the mirror image of a symmetric source, as
+/// `Add(Conv(x, w1), Conv(x, w2))` matched from either convolution), and only the first is kept.
+using MatchedSets = std::set<std::vector<ir::NodeId>>;
+
 /// One search: the matches of one plan in one graph.
 class Search {
  public:
-  /// `touched`, when given, keeps only the matches that bind one of the nodes it marks.
+  /// `touched`, when given, keeps only the matches that bind one of the nodes it marks; `matched`
+  /// (needed for a plan with a node whose operands bind either way) is shared by the searches of
+  /// one plan over one graph.
   Search(const GraphIndex& index, const Matcher::Plan& plan, std::vector<Match>& out,
-         const std::vector<char>* touched = nullptr)
-      : index_(index), plan_(plan), rule_(*plan.rule), out_(out), touched_(touched) {
+         const std::vector<char>* touched = nullptr, MatchedSets* matched = nullptr)
+      : index_(index), plan_(plan), rule_(*plan.rule), out_(out), touched_(touched), matched_(matched) {
     for (const rules::OutputMap& map : rule_.outputs) mapped_.insert(map.source);
   }
 
@@ -157,11 +166,11 @@ class Search {
  private:
   void extend(std::size_t step, const State& state) {
     if (step == plan_.order.size()) {
-      if (binds_touched(state) && accept(state)) out_.push_back(state.match);
+      if (binds_touched(state) && accept(state) && first_over_its_nodes(state)) out_.push_back(state.match);
       return;
     }
     const std::size_t index = plan_.order[step];
-    for (ir::NodeId candidate : candidates(rule_.source[index], state)) try_node(index, candidate, state, step + 1);
+    for (ir::NodeId candidate : candidates(index, state)) try_node(index, candidate, state, step + 1);
   }
 
   /// Binds source node `index` to graph node `id` in each way its value lists allow, and extends
@@ -176,17 +185,25 @@ class Search {
     for (std::size_t lead_in : Layout(pattern.inputs).leading_lengths(node.inputs.size(), true)) {
       for (std::size_t lead_out : Layout(pattern.outputs).leading_lengths(node.outputs.size(), false)) {
         State next = state;
-        if (bind_node(index, id, lead_in, lead_out, next)) extend(step, next);
+        if (bind_node(index, id, node.inputs, lead_in, lead_out, next)) extend(step, next);
       }
+    }
+    // The operands the other way round; one value read twice binds the same either way.
+    if (!plan_.either_order[index] || node.inputs.size() != 2 || node.inputs[0] == node.inputs[1]) return;
+    const std::vector<ir::ValueId> swapped{node.inputs[1], node.inputs[0]};
+    for (std::size_t lead_out : Layout(pattern.outputs).leading_lengths(node.outputs.size(), false)) {
+      State next = state;
+      if (bind_node(index, id, swapped, 0, lead_out, next)) extend(step, next);
     }
   }
 
-  /// Graph nodes that may play `pattern`: readers of a bound input (at its position when no list
-  /// comes before it), else the producer of a bound output; failing both, the readers or the
-  /// producer of a bound list's first value.
-  std::vector<ir::NodeId> candidates(const PatternNode& pattern, const State& state) const {
+  /// Graph nodes that may play source node `index`: readers of a bound input (at its position
+  /// when no list comes before it and the operands keep their order), else the producer of a
+  /// bound output; failing both, the readers or the producer of a bound list's first value.
+  std::vector<ir::NodeId> candidates(std::size_t index, const State& state) const {
+    const PatternNode& pattern = rule_.source[index];
     std::vector<ir::NodeId> result;
-    const bool inputs_shift = Layout(pattern.inputs).leading;
+    const bool inputs_shift = Layout(pattern.inputs).leading || plan_.either_order[index];
     for (std::size_t i = 0; i < pattern.inputs.size(); ++i) {
       const auto it = state.match.values.find(pattern.inputs[i]);
       if (it == state.match.values.end()) continue;
@@ -233,13 +250,14 @@ class Search {
     return ids;
   }
 
-  /// Binds source node `index` to graph node `id` with leading lists of the given lengths: values,
-  /// then attribute constraints.
-  bool bind_node(std::size_t index, ir::NodeId id, std::size_t lead_in, std::size_t lead_out, State& state) const {
+  /// Binds source node `index` to graph node `id`, whose inputs are taken as `inputs` (its own, or
+  /// swapped), with leading lists of the given lengths: values, then attribute constraints.
+  bool bind_node(std::size_t index, ir::NodeId id, const std::vector<ir::ValueId>& inputs, std::size_t lead_in,
+                 std::size_t lead_out, State& state) const {
     const PatternNode& pattern = rule_.source[index];
     const ir::Node& node = index_.graph().node(id);
     state.match.nodes[index] = id;
-    if (!bind_names(pattern.inputs, node.inputs, lead_in, state)) return false;
+    if (!bind_names(pattern.inputs, inputs, lead_in, state)) return false;
     if (!bind_names(pattern.outputs, node.outputs, lead_out, state)) return false;
     for (const rules::AttrSetting& setting : pattern.attrs) {
       const ir::AttrValue* actual = node.attrs.find(setting.name);
@@ -260,6 +278,13 @@ class Search {
     if (!result.ok()) return false;
     const std::optional<ir::AttrValue> expected = to_attr(result.value, &actual);
     return expected && *expected == actual;
+  }
+
+  bool first_over_its_nodes(const State& state) {
+    if (!matched_) return true;
+    std::vector<ir::NodeId> nodes = state.match.nodes;
+    std::sort(nodes.begin(), nodes.end());
+    return matched_->insert(std::move(nodes)).second;
   }
 
   bool binds_touched(const State& state) const {
@@ -326,6 +351,7 @@ class Search {
   const rules::Rule& rule_;
   std::vector<Match>& out_;
   const std::vector<char>* touched_;
+  MatchedSets* matched_;
   std::set<std::string> mapped_;
 };
 
@@ -340,13 +366,23 @@ bool touches(const PatternNode& node, const std::set<std::string>& seen) {
   return false;
 }
 
+/// Whether a source node's two operands may bind the other way round: a commutative op, and two
+/// distinct named inputs (`Add(x, x)` reads one value either way).
+bool binds_either_order(const PatternNode& node) {
+  return ops::is_commutative(node.op) && node.inputs.size() == 2 && node.inputs[0] != node.inputs[1] &&
+         !rules::is_list_name(node.inputs[0]) && !rules::is_list_name(node.inputs[1]);
+}
+
 /// Orders the source nodes so that each one shares a value with an earlier one.
-Matcher::Plan plan_of(const rules::Rule& rule) {
+Matcher::Plan plan_of(const rules::Rule& rule, Matcher::OperandOrder order) {
   const std::vector<PatternNode>& source = rule.source;
   if (source.empty()) throw std::invalid_argument("rule " + rule.name + " has an empty source");
-  Matcher::Plan plan{&rule, {}, {}};
+  Matcher::Plan plan{&rule, {}, {}, {}};
   for (const std::string& input : rule.inputs()) {
     if (!rules::is_list_name(input)) plan.inputs.insert(input);
+  }
+  for (const PatternNode& node : source) {
+    plan.either_order.push_back(order == Matcher::OperandOrder::kEitherOrder && binds_either_order(node));
   }
   std::vector<char> placed(source.size(), 0);
   std::set<std::string> seen;
@@ -395,20 +431,28 @@ std::vector<char> near(const GraphIndex& index, const std::vector<ir::NodeId>& n
   return marked;
 }
 
-/// Adds every match anchored at node `id` of the plans whose first source op is its op.
+bool any_either_order(const Matcher::Plan& plan) {
+  return std::any_of(plan.either_order.begin(), plan.either_order.end(), [](char either) { return either != 0; });
+}
+
+/// Adds every match anchored at node `id` of the plans whose first source op is its op;
+/// `matched` holds a MatchedSets per plan, for the whole graph.
 void match_at(const GraphIndex& index, ir::NodeId id, const std::vector<Matcher::Plan>& plans,
               const std::map<ir::OpKind, std::vector<std::size_t>>& by_anchor_op, std::vector<Match>& matches,
-              const std::vector<char>* touched = nullptr) {
+              std::vector<MatchedSets>& matched, const std::vector<char>* touched = nullptr) {
   const auto anchored = by_anchor_op.find(index.graph().node(id).op);
   if (anchored == by_anchor_op.end()) return;
-  for (std::size_t plan : anchored->second) Search(index, plans[plan], matches, touched).run(id);
+  for (std::size_t plan : anchored->second) {
+    MatchedSets* sets = any_either_order(plans[plan]) ? &matched[plan] : nullptr;
+    Search(index, plans[plan], matches, touched, sets).run(id);
+  }
 }
 
 }  // namespace
 
-Matcher::Matcher(const std::vector<rules::Rule>& rules) {
+Matcher::Matcher(const std::vector<rules::Rule>& rules, OperandOrder order) {
   for (const rules::Rule& rule : rules) {
-    Plan plan = plan_of(rule);
+    Plan plan = plan_of(rule, order);
     by_anchor_op_[rule.source[0].op].push_back(plans_.size());
     plans_.push_back(std::move(plan));
     largest_source_ = std::max(largest_source_, rule.source.size());
@@ -418,7 +462,8 @@ Matcher::Matcher(const std::vector<rules::Rule>& rules) {
 std::vector<Match> Matcher::find_all(const ir::Graph& graph) const {
   const GraphIndex index(graph);
   std::vector<Match> matches;
-  for (ir::NodeId id : graph.node_ids()) match_at(index, id, plans_, by_anchor_op_, matches);
+  std::vector<MatchedSets> matched(plans_.size());
+  for (ir::NodeId id : graph.node_ids()) match_at(index, id, plans_, by_anchor_op_, matches, matched);
   return matches;
 }
 
@@ -431,18 +476,21 @@ std::vector<Match> Matcher::find_touching(const ir::Graph& graph, const std::vec
     if (id >= 0 && static_cast<std::size_t>(id) < touched.size()) touched[static_cast<std::size_t>(id)] = 1;
   }
   std::vector<Match> matches;
+  std::vector<MatchedSets> matched(plans_.size());
   for (ir::NodeId id : graph.node_ids()) {
-    if (anchors[id]) match_at(index, id, plans_, by_anchor_op_, matches, &touched);
+    if (anchors[id]) match_at(index, id, plans_, by_anchor_op_, matches, matched, &touched);
   }
   return matches;
 }
 
-std::vector<Match> Matcher::find(const ir::Graph& graph, const rules::Rule& rule) {
+std::vector<Match> Matcher::find(const ir::Graph& graph, const rules::Rule& rule, OperandOrder order) {
   const GraphIndex index(graph);
-  const Plan plan = plan_of(rule);
+  const Plan plan = plan_of(rule, order);
   std::vector<Match> matches;
+  MatchedSets matched;
+  MatchedSets* sets = any_either_order(plan) ? &matched : nullptr;
   for (ir::NodeId id : graph.node_ids()) {
-    if (graph.node(id).op == rule.source[0].op) Search(index, plan, matches).run(id);
+    if (graph.node(id).op == rule.source[0].op) Search(index, plan, matches, nullptr, sets).run(id);
   }
   return matches;
 }

@@ -22,13 +22,24 @@ namespace graphsub::rewrite {
 /// `where` conditions hold; and every value the matched nodes produce that is used outside the
 /// match (by another node, or as a graph output) is the source of a `map`. Opaque nodes never
 /// match.
+///
+/// A source node of a commutative op (ops::is_commutative) with two named inputs also matches a
+/// graph node whose two inputs are the other way round, unless the Matcher was made with
+/// OperandOrder::kAsWritten: `Add(p, q)` in a rule matches `Add(b, a)` with p = b, q = a. A rule
+/// states its computation for every binding of its inputs, and the swapped node computes the same.
 class Matcher {
  public:
+  /// How the operands of a commutative source node are matched.
+  enum class OperandOrder {
+    kEitherOrder,  ///< As written or swapped: what the optimizer searches with.
+    kAsWritten,    ///< As written only: the verifier's instances, built from the source as written.
+  };
+
   /// Prepares the rules; throws std::invalid_argument for a rule whose source is empty or not
   /// connected (the parser rejects both).
-  explicit Matcher(const std::vector<rules::Rule>& rules);
+  explicit Matcher(const std::vector<rules::Rule>& rules, OperandOrder order = OperandOrder::kEitherOrder);
   /// The rules must outlive the Matcher: a temporary list is refused.
-  explicit Matcher(std::vector<rules::Rule>&& rules) = delete;
+  explicit Matcher(std::vector<rules::Rule>&& rules, OperandOrder order = OperandOrder::kEitherOrder) = delete;
 
   /// Every match of every rule, ordered by anchor node id, then rule order, then the ids of the
   /// other nodes.
@@ -41,13 +52,17 @@ class Matcher {
 
   /// Every match of one rule (any rule, not only the Matcher's), in the same order; throws as the
   /// constructor does for a rule it would refuse.
-  static std::vector<Match> find(const ir::Graph& graph, const rules::Rule& rule);
+  static std::vector<Match> find(const ir::Graph& graph, const rules::Rule& rule,
+                                 OperandOrder order = OperandOrder::kEitherOrder);
 
   /// How a rule's source is matched: the order of its nodes, each after one it shares a value with.
   struct Plan {
     const rules::Rule* rule = nullptr;
     std::vector<std::size_t> order;  ///< Source node indices; order[0] == 0, the anchor.
     std::set<std::string> inputs;    ///< Pattern inputs other than lists: these may share a value.
+    /// Per source node: its two operands may bind the other way round (a commutative op, two
+    /// distinct named inputs, and OperandOrder::kEitherOrder).
+    std::vector<char> either_order;
   };
 
  private:

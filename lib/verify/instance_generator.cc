@@ -706,7 +706,8 @@ class InstanceSearch {
   bool draw_until(std::size_t i, int limit, Reasons* reasons) {
     for (; drawn_.size() <= i && next_attempt_ < limit; ++next_attempt_) {
       const DrawSettings settings = draw_settings(rng_, options_.max_dim, options_.min_dim_limit);
-      if (!matcher_) matcher_.emplace(rules_);
+      // The instance is built as the source is written, and so is the match its check uses.
+      if (!matcher_) matcher_.emplace(rules_, rewrite::Matcher::OperandOrder::kAsWritten);
       Attempt attempt(rule_, *matcher_, plan_, settings, options_);
       std::optional<Drawn> drawn = draw_source(attempt, next_attempt_, solve_dims_, seen_, options_.other_than, reasons);
       if (drawn) drawn_.push_back(std::move(*drawn));

@@ -283,5 +283,50 @@ TEST_CASE("rewriting an imported model to a fixpoint, one match at a time, keeps
   CHECK(runtime::check_equivalent(model, graph).passed());
 }
 
+/// a*b + a*c -> a*(b + c), written with the operands in one order.
+const char* const kFactor = R"(
+rule factor
+  source
+    p = Mul(a, b)
+    q = Mul(a, c)
+    z = Add(p, q)
+  target
+    s = Add(b, c)
+    z2 = Mul(a, s)
+  map z -> z2
+end
+)";
+
+TEST_CASE("a commutative operator's operands match either way round, and the rewrite computes the same") {
+  const rules::Rule rule = parse_rule(kFactor);
+  // z = (x * r) + (y * x): the shared factor x is the left operand of one product only.
+  ir::Graph graph;
+  const ir::ValueId x = graph.add_input("x", testing::float_type({2, 3}));
+  const ir::ValueId y = graph.add_input("y", testing::float_type({2, 3}));
+  const ir::ValueId r = graph.add_input("r", testing::float_type({1, 3}));
+  const ir::NodeId xr = add_canonical(graph, ir::OpKind::kMul, {x, r});
+  const ir::NodeId yx = add_canonical(graph, ir::OpKind::kMul, {y, x});
+  const ir::NodeId sum = add_canonical(graph, ir::OpKind::kAdd, {out(graph, yx), out(graph, xr)});
+  graph.set_outputs({out(graph, sum)});
+
+  CHECK(Matcher::find(graph, rule, Matcher::OperandOrder::kAsWritten).empty());
+  // Two bindings reach these three nodes (Add's operands either way); the first is kept.
+  const std::vector<Match> matches = Matcher::find(graph, rule);
+  REQUIRE(matches.size() == 1);
+  CHECK(matches[0].values.at("a") == x);
+  const ir::Graph result = applied(graph, matches[0]);
+  CHECK(ops_of(result) == std::vector<ir::OpKind>{ir::OpKind::kAdd, ir::OpKind::kMul});
+  CHECK(runtime::check_equivalent(graph, result).passed());
+
+  // A Matcher over a rule set swaps too; one value read twice binds once.
+  const std::vector<rules::Rule> rules{rule};
+  CHECK(Matcher(rules).find_all(graph).size() == 1);
+  ir::Graph square;
+  const ir::ValueId v = square.add_input("v", testing::float_type({4}));
+  const ir::NodeId vv = add_canonical(square, ir::OpKind::kMul, {v, v});
+  square.set_outputs({out(square, add_canonical(square, ir::OpKind::kAdd, {out(square, vv), out(square, vv)}))});
+  CHECK(Matcher(rules).find_all(square).empty());  // the products are one node, not two
+}
+
 }  // namespace
 }  // namespace graphsub::rewrite

@@ -185,21 +185,21 @@ std::vector<RuleCase> epilogue_cases() {
   return {
       {"fold-conv-add-bias", "b [4,1,1]", conv_plus_weight(false, {4, 1, 1}, false)},
       {"fold-conv-add-bias", "b [1,4,1,1]", conv_plus_weight(false, {1, 4, 1, 1}, false)},
-      {"fold-bias-add-conv", "b [4,1,1]", conv_plus_weight(false, {4, 1, 1}, true)},
-      {"fold-bias-add-conv", "b [1,4,1,1]", conv_plus_weight(false, {1, 4, 1, 1}, true)},
+      {"fold-conv-add-bias", "b [4,1,1], operands swapped", conv_plus_weight(false, {4, 1, 1}, true)},
+      {"fold-conv-add-bias", "b [1,4,1,1], operands swapped", conv_plus_weight(false, {1, 4, 1, 1}, true)},
       {"fold-conv-bias-add-bias", "b2 [4,1,1]", conv_plus_weight(true, {4, 1, 1}, false)},
       {"fold-conv-bias-add-bias", "b2 [1,4,1,1]", conv_plus_weight(true, {1, 4, 1, 1}, false)},
-      {"fold-bias-add-conv-bias", "b2 [4,1,1]", conv_plus_weight(true, {4, 1, 1}, true)},
-      {"fold-bias-add-conv-bias", "b2 [1,4,1,1]", conv_plus_weight(true, {1, 4, 1, 1}, true)},
+      {"fold-conv-bias-add-bias", "b2 [4,1,1], operands swapped", conv_plus_weight(true, {4, 1, 1}, true)},
+      {"fold-conv-bias-add-bias", "b2 [1,4,1,1], operands swapped", conv_plus_weight(true, {1, 4, 1, 1}, true)},
       {"fuse-conv-bias-add-residual", "", conv_plus_input({1, 4, 8, 8}, false)},
-      {"fuse-residual-add-conv-bias", "", conv_plus_input({1, 4, 8, 8}, true)},
+      {"fuse-conv-bias-add-residual", "operands swapped", conv_plus_input({1, 4, 8, 8}, true)},
       {"fuse-conv-residual-relu", "", residual_conv_then(K::kRelu)},
       {"fuse-conv-residual-sigmoid", "", residual_conv_then(K::kSigmoid)},
       {"fuse-conv-residual-tanh", "", residual_conv_then(K::kTanh)},
       {"fuse-matmul-add-bias", "b [6]", mat_mul_plus_weight({6}, false)},
       {"fuse-matmul-add-bias", "b [5,6]", mat_mul_plus_weight({5, 6}, false)},
-      {"fuse-bias-add-matmul", "b [6]", mat_mul_plus_weight({6}, true)},
-      {"fuse-bias-add-matmul", "b [2,1,6]", mat_mul_plus_weight({2, 1, 6}, true)},
+      {"fuse-matmul-add-bias", "b [6], operands swapped", mat_mul_plus_weight({6}, true)},
+      {"fuse-matmul-add-bias", "b [2,1,6], operands swapped", mat_mul_plus_weight({2, 1, 6}, true)},
       {"fuse-matmul-relu", "", mat_mul_then(K::kRelu, false)},
       {"fuse-matmul-bias-relu", "", mat_mul_then(K::kRelu, true)},
       {"fuse-matmul-sigmoid", "", mat_mul_then(K::kSigmoid, false)},
@@ -313,7 +313,7 @@ TEST_CASE("the bias folds take only a per-channel weight", "[rules]") {
     const ir::Graph plain = conv_plus_weight(false, dims, false);
     CHECK(rewrite::Matcher::find(plain, rule_named(rules, "fold-conv-add-bias")).empty());
     const ir::Graph biased = conv_plus_weight(true, dims, true);
-    CHECK(rewrite::Matcher::find(biased, rule_named(rules, "fold-bias-add-conv-bias")).empty());
+    CHECK(rewrite::Matcher::find(biased, rule_named(rules, "fold-conv-bias-add-bias")).empty());
   }
   // A per-channel shape that is not a weight stays an Add.
   ir::Graph graph;
@@ -333,14 +333,14 @@ TEST_CASE("the residual fusions take only a non-weight summand of the convolutio
   // A summand the Add broadcasts matches, but the fused Conv's inference refuses it.
   CHECK_THAT(refusal(conv_plus_input({1, 4, 1, 1}, false), rules, "fuse-conv-bias-add-residual"),
              Catch::Matchers::Contains("Y's type"));
-  CHECK_FALSE(refusal(conv_plus_input({2, 4, 8, 8}, true), rules, "fuse-residual-add-conv-bias").empty());
+  CHECK_FALSE(refusal(conv_plus_input({2, 4, 8, 8}, true), rules, "fuse-conv-bias-add-residual").empty());
 }
 
 TEST_CASE("a MatMul bias that broadcasts the product to a larger shape is refused", "[rules]") {
   const std::vector<rules::Rule> rules = fusion_rules();
   // x [2,5,4] * w [4,6] is [2,5,6]; adding b [3,1,1,6] gives [3,2,5,6].
   CHECK_FALSE(refusal(mat_mul_plus_weight({3, 1, 1, 6}, false), rules, "fuse-matmul-add-bias").empty());
-  CHECK_FALSE(refusal(mat_mul_plus_weight({3, 1, 1, 6}, true), rules, "fuse-bias-add-matmul").empty());
+  CHECK_FALSE(refusal(mat_mul_plus_weight({3, 1, 1, 6}, true), rules, "fuse-matmul-add-bias").empty());
   // A bias that is not a weight is not matched at all.
   ir::Graph graph;
   const ir::ValueId y = graph.node(add_mat_mul(graph, false)).outputs[0];
