@@ -199,7 +199,7 @@ bool Graph::is_weight_only(NodeId id) const {
   return true;
 }
 
-std::vector<uint64_t> Graph::node_hashes() const {
+std::vector<uint64_t> Graph::node_hashes(SymmetricOps symmetric) const {
   auto order = topological_order();
   if (!order) throw std::logic_error("node_hashes: the graph has a cycle");
   std::vector<uint64_t> hashes(nodes_.size(), 0);
@@ -214,14 +214,20 @@ std::vector<uint64_t> Graph::node_hashes() const {
     uint64_t hash = hash_combine(kHashSeed, static_cast<uint64_t>(node.op));
     hash = hash_combine(hash, node.attrs.hash());
     if (node.opaque) hash = hash_string(hash_string(hash, node.opaque->op_type), node.opaque->onnx_node);
-    for (ValueId input : node.inputs) hash = hash_combine(hash, value_hash(input));
+    if (symmetric && node.inputs.size() == 2 && symmetric(node.op)) {
+      const uint64_t a = value_hash(node.inputs[0]);
+      const uint64_t b = value_hash(node.inputs[1]);
+      hash = hash_combine(hash_combine(hash, std::min(a, b)), std::max(a, b));
+    } else {
+      for (ValueId input : node.inputs) hash = hash_combine(hash, value_hash(input));
+    }
     hashes[id] = hash;
   }
   return hashes;
 }
 
-uint64_t Graph::structural_hash() const {
-  std::vector<uint64_t> hashes = node_hashes();
+uint64_t Graph::structural_hash(SymmetricOps symmetric) const {
+  std::vector<uint64_t> hashes = node_hashes(symmetric);
   uint64_t hash = kHashSeed;
   for (ValueId id : outputs_) {
     const Value& value = *values_[id];

@@ -131,12 +131,17 @@ class Graph {
   /// True when every input of the node is a weight (so export can fold it).
   bool is_weight_only(NodeId id) const;
 
+  /// Which ops' two inputs count in either order in a hash (ops::is_commutative).
+  using SymmetricOps = bool (*)(OpKind);
+
   /// Merkle hash per node (op, attributes, input hashes), indexed by node id; 0 for empty slots.
-  /// Requires an acyclic graph.
-  std::vector<uint64_t> node_hashes() const;
+  /// With `symmetric`, a two-input node of an op it names hashes its inputs in either order
+  /// alike. Requires an acyclic graph.
+  std::vector<uint64_t> node_hashes(SymmetricOps symmetric = nullptr) const;
   /// Hash of the whole graph: the hashes of the graph outputs, in order. Equal graphs hash equal
-  /// whatever their node ids.
-  uint64_t structural_hash() const;
+  /// whatever their node ids; with `symmetric`, also graphs that differ only in the operand
+  /// order of such nodes (a search's set of graphs seen).
+  uint64_t structural_hash(SymmetricOps symmetric = nullptr) const;
 
   const std::shared_ptr<const ModelInfo>& model_info() const { return model_info_; }
   void set_model_info(std::shared_ptr<const ModelInfo> info) { model_info_ = std::move(info); }

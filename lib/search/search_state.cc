@@ -6,6 +6,7 @@
 
 #include "ir/log.h"
 #include "ops/folding.h"
+#include "ops/registry.h"
 #include "rewrite/rewriter.h"
 
 namespace graphsub::search {
@@ -44,7 +45,7 @@ SearchState::SearchState(const ir::Graph& input, const rewrite::Matcher& matcher
   result_.initial_cost = model.graph_cost(input);
   result_.best = input;
   result_.best_cost = result_.initial_cost;
-  seen_.insert(input.structural_hash());
+  seen_.insert(input.structural_hash(ops::is_commutative));
 }
 
 Reached SearchState::input() const { return Reached{input_, result_.initial_cost, nullptr}; }
@@ -83,12 +84,12 @@ Reached SearchState::reach(const Reached& from, const rewrite::Match& match, ir:
 }
 
 bool SearchState::first_visit(const ir::Graph& graph) {
-  if (seen_.insert(graph.structural_hash()).second) return true;
+  if (seen_.insert(graph.structural_hash(ops::is_commutative)).second) return true;
   ++result_.duplicates;
   return false;
 }
 
-bool SearchState::seen(const ir::Graph& graph) const { return seen_.count(graph.structural_hash()) > 0; }
+bool SearchState::seen(const ir::Graph& graph) const { return seen_.count(graph.structural_hash(ops::is_commutative)) > 0; }
 
 void SearchState::offer(const Reached& reached) {
   const double cost = reached.cost.time_ms;

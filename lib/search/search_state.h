@@ -82,6 +82,9 @@ class SearchState {
   Reached reach(const Reached& from, const rewrite::Match& match, ir::Graph next) const;
 
   /// True the first time a graph of this structure comes; a later one is counted as a duplicate.
+  /// Graphs that differ only in the operand order of commutative nodes count as one: the matcher
+  /// takes such operands either way round, so what one reaches the other reaches too (up to that
+  /// order), and x + y and y + x run alike.
   bool first_visit(const ir::Graph& graph);
 
   /// True when a graph of this structure came before; counts nothing.

@@ -151,6 +151,27 @@ TEST_CASE("commuted operands hash differently (hashing is structural, not semant
   CHECK(a.structural_hash() != b.structural_hash());
 }
 
+TEST_CASE("with named symmetric ops, their operands hash in either order alike", "[ir]") {
+  // z = (x op y) - x against (y op x) - x, with Add named symmetric (a search names every
+  // commutative op: ops::is_commutative).
+  const auto symmetric = [](OpKind op) { return op == OpKind::kAdd; };
+  auto build = [](OpKind op, bool swapped) {
+    Graph g;
+    ValueId x = g.add_input("x", float_type({2}));
+    ValueId y = g.add_input("y", float_type({1}));
+    std::vector<ValueId> operands = swapped ? std::vector<ValueId>{y, x} : std::vector<ValueId>{x, y};
+    NodeId inner = g.add_node(op, operands, {{float_type({2}), ""}});
+    NodeId sub = g.add_node(OpKind::kSub, {g.node(inner).outputs[0], x}, {{float_type({2}), "z"}});
+    g.set_outputs({g.node(sub).outputs[0]});
+    return g;
+  };
+  CHECK(build(OpKind::kAdd, false).structural_hash() != build(OpKind::kAdd, true).structural_hash());
+  CHECK(build(OpKind::kAdd, false).structural_hash(symmetric) == build(OpKind::kAdd, true).structural_hash(symmetric));
+  CHECK(build(OpKind::kMul, false).structural_hash(symmetric) != build(OpKind::kMul, true).structural_hash(symmetric));
+  // Without a symmetric op in the graph, both hashes agree.
+  CHECK(build(OpKind::kMul, false).structural_hash(symmetric) == build(OpKind::kMul, false).structural_hash());
+}
+
 TEST_CASE("copying a large graph does not copy nodes or weights", "[ir]") {
   Graph graph;
   ValueId current = graph.add_input("x", float_type({1, 64}));
