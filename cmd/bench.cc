@@ -12,7 +12,11 @@
 #include "cmd/options.h"
 #include "cmd/report_file.h"
 #include "ir/error.h"
+#include "onnx_io/onnx_io.h"
 #include "profile/ort_worker.h"
+#ifdef GRAPHSUB_HAVE_CUDA
+#include "profile/cuda_profiler.h"
+#endif
 
 namespace graphsub::cmd {
 namespace {
@@ -36,15 +40,8 @@ nlohmann::json timing_json(const std::string& path, const profile::Timing& timin
           {"runs", timing.runs}};
 }
 
-void print(const BenchOptions& options, const profile::OrtInfo& info, const std::vector<profile::Timing>& timings) {
-  std::printf("onnxruntime %s on %s: %d intra-op thread(s), graph optimization level %s; %d warm-up runs%s\n",
-              info.onnxruntime.c_str(), info.cpu.c_str(), options.ort.threads, options.ort.level.c_str(),
-              options.limits.warmup, timings.size() > 1 ? ", models alternated run by run" : "");
-  for (std::size_t i = 0; i < timings.size(); ++i) {
-    const profile::Timing& t = timings[i];
-    std::printf("%c  %-40s median %10.4f ms  p90 %10.4f ms  p10 %10.4f ms  %lld runs\n", static_cast<char>('A' + i),
-                options.models[i].c_str(), t.median_ms, t.p90_ms, t.p10_ms, static_cast<long long>(t.runs));
-  }
+/// The line comparing two timings: B's speedup over A, from the run-by-run ratios.
+void print_ratio(const std::vector<profile::Timing>& timings) {
   if (timings.size() == 2) {
     const profile::Ratio ratio = profile::paired_ratio(timings[0].samples_ms, timings[1].samples_ms);
     const double speedup = 1 / ratio.median;
@@ -54,6 +51,18 @@ void print(const BenchOptions& options, const profile::OrtInfo& info, const std:
                 static_cast<long long>(ratio.runs), ratio.median, 100 * ratio.spread,
                 timings[1].median_ms / timings[0].median_ms);
   }
+}
+
+void print(const BenchOptions& options, const profile::OrtInfo& info, const std::vector<profile::Timing>& timings) {
+  std::printf("onnxruntime %s on %s: %d intra-op thread(s), graph optimization level %s; %d warm-up runs%s\n",
+              info.onnxruntime.c_str(), info.cpu.c_str(), options.ort.threads, options.ort.level.c_str(),
+              options.limits.warmup, timings.size() > 1 ? ", models alternated run by run" : "");
+  for (std::size_t i = 0; i < timings.size(); ++i) {
+    const profile::Timing& t = timings[i];
+    std::printf("%c  %-40s median %10.4f ms  p90 %10.4f ms  p10 %10.4f ms  %lld runs\n", static_cast<char>('A' + i),
+                options.models[i].c_str(), t.median_ms, t.p90_ms, t.p10_ms, static_cast<long long>(t.runs));
+  }
+  print_ratio(timings);
 }
 
 /// `op`'s entry in `times`, or zero time and no nodes.
@@ -111,8 +120,64 @@ nlohmann::json by_op_json(const profile::OpTimes& times) {
   return json;
 }
 
+/// The ratio lines and JSON fields of two timings, shared by both targets.
+void add_ratio(const std::vector<profile::Timing>& timings, nlohmann::json& report) {
+  if (timings.size() != 2) return;
+  const profile::Ratio ratio = profile::paired_ratio(timings[0].samples_ms, timings[1].samples_ms);
+  report["paired_ratio"] = {{"median", ratio.median}, {"spread", ratio.spread}, {"runs", ratio.runs}};
+  report["speedup"] = 1 / ratio.median;
+  report["ratio_of_medians"] = timings[1].median_ms / timings[0].median_ms;
+}
+
+/// Where each model's nodes ran on the GPU, e.g. "cudnn 53, cublas 1, graphsub 70, host 0".
+std::string placement_text(const std::map<std::string, int>& placement) {
+  std::string text;
+  for (const auto& [where, count] : placement) text += (text.empty() ? "" : ", ") + where + " " + std::to_string(count);
+  return text;
+}
+
+/// `bench --target cuda`: the models on this machine's GPU through the CUDA executor.
+void run_bench_cuda(const BenchOptions& options) {
+#ifdef GRAPHSUB_HAVE_CUDA
+  if (options.by_op) throw Error("--by-op profiles onnxruntime sessions; it has no cuda form");
+  profile::CudaProfiler profiler(options.seed);
+  std::vector<ir::Graph> graphs;
+  graphs.reserve(options.models.size());
+  std::vector<const ir::Graph*> pointers;
+  for (const std::string& path : options.models) {
+    graphs.push_back(onnx_io::import_model(path));
+    pointers.push_back(&graphs.back());
+  }
+  const std::vector<profile::Timing> timings = profiler.time_graphs(pointers, parse_dims(options.dims), options.limits);
+  std::printf("cuda on %s (%s): graphsub's CUDA executor, fp32, CUDA events; %d warm-up runs%s\n",
+              profiler.header().device.c_str(), cost::describe(profiler.header()).c_str(), options.limits.warmup,
+              timings.size() > 1 ? ", models alternated run by run" : "");
+  for (std::size_t i = 0; i < timings.size(); ++i) {
+    const profile::Timing& t = timings[i];
+    std::printf("%c  %-40s median %10.4f ms  p90 %10.4f ms  p10 %10.4f ms  %lld runs\n   nodes on: %s\n",
+                static_cast<char>('A' + i), options.models[i].c_str(), t.median_ms, t.p90_ms, t.p10_ms,
+                static_cast<long long>(t.runs), placement_text(profiler.placements()[i]).c_str());
+  }
+  print_ratio(timings);
+  if (options.json.empty()) return;
+  nlohmann::json report = {{"target", options.target}, {"device", profiler.header().device},
+                           {"driver", profiler.header().driver}, {"libraries", profiler.header().libraries},
+                           {"warmup_runs", options.limits.warmup}, {"models", nlohmann::json::array()}};
+  for (std::size_t i = 0; i < timings.size(); ++i) {
+    report["models"].push_back(timing_json(options.models[i], timings[i]));
+    report["models"].back()["placement"] = profiler.placements()[i];
+  }
+  add_ratio(timings, report);
+  write_report(options.json, report);
+#else
+  (void)options;
+  throw Error("this graphsub was built without CUDA (GRAPHSUB_WITH_CUDA): bench --target cuda needs it and a GPU");
+#endif
+}
+
 void run_bench(const BenchOptions& options) {
   if (options.models.size() > 2) throw Error("bench takes one model, or two to compare");
+  if (options.target == "cuda") return run_bench_cuda(options);
   profile::OrtWorker worker;
   const std::vector<profile::Timing> timings =
       worker.time_files(options.models, options.ort, parse_dims(options.dims), options.limits, options.seed);
@@ -135,12 +200,7 @@ void run_bench(const BenchOptions& options) {
     report["models"].push_back(timing_json(options.models[i], timings[i]));
     if (options.by_op) report["models"].back()["by_op"] = by_op_json(by_op[i]);
   }
-  if (timings.size() == 2) {
-    const profile::Ratio ratio = profile::paired_ratio(timings[0].samples_ms, timings[1].samples_ms);
-    report["paired_ratio"] = {{"median", ratio.median}, {"spread", ratio.spread}, {"runs", ratio.runs}};
-    report["speedup"] = 1 / ratio.median;
-    report["ratio_of_medians"] = timings[1].median_ms / timings[0].median_ms;
-  }
+  add_ratio(timings, report);
   write_report(options.json, report);
 }
 
@@ -150,8 +210,9 @@ Command setup_bench(CLI::App& app) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* sub = app.add_subcommand("bench", "Time a model, or compare two (A then B), in the target");
   sub->add_option("models", options->models, "One model, or two to compare (A B)")->required()->expected(1, 2);
-  sub->add_option("--target", options->target, "Where to time: onnxruntime-cpu (the measured target)")
-      ->capture_default_str()->check(CLI::IsMember({"onnxruntime-cpu"}));
+  sub->add_option("--target", options->target,
+                  "Where to time: onnxruntime-cpu, or cuda (this machine's GPU through graphsub's CUDA executor)")
+      ->capture_default_str()->check(CLI::IsMember({"onnxruntime-cpu", "cuda"}));
   add_runtime_options(sub, options->ort);
   sub->add_option("--warmup", options->limits.warmup, "Untimed runs of each model first")
       ->capture_default_str()->check(CLI::NonNegativeNumber);

@@ -31,4 +31,7 @@ Command setup_verify_rules(CLI::App& app);
 /// `graphsub generate-rules --max-ops N -o FILE`: enumerate small graphs, write the rules found.
 Command setup_generate_rules(CLI::App& app);
 
+/// `graphsub profile`: measure the operator signatures of models into a cost cache.
+Command setup_profile(CLI::App& app);
+
 }  // namespace graphsub::cmd

@@ -28,7 +28,8 @@ int main(int argc, char** argv) {
                                                         graphsub::cmd::setup_inspect(app),
                                                         graphsub::cmd::setup_models(app),
                                                         graphsub::cmd::setup_verify_rules(app),
-                                                        graphsub::cmd::setup_generate_rules(app)};
+                                                        graphsub::cmd::setup_generate_rules(app),
+                                                        graphsub::cmd::setup_profile(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -339,8 +339,9 @@ class Run {
     }
     const ir::Graph* best = &result.best;
     Json bare_json;
-    if (verdict.comparison && result.best.model_info()) {
-      // The same graph exported without value_info: measured, and kept when it is the faster.
+    if (verdict.comparison && result.best.model_info() && target_.spec.name == "onnxruntime-cpu") {
+      // The same graph exported without value_info: measured, and kept when it is the faster
+      // (onnxruntime's fusions depend on value_info; the CUDA executor reads none).
       ir::Graph bare = with_value_info(result.best, false);
       GuardVerdict bare_verdict = guard(original_, bare, measurer, request_.guard,
                                         {"the optimized graph without value_info", "the input"}, request_.input);

@@ -10,16 +10,20 @@
 #include "ir/hash.h"
 #include "ir/log.h"
 #include "profile/ort_profiler.h"
+#ifdef GRAPHSUB_HAVE_CUDA
+#include "profile/cuda_profiler.h"
+#endif
 
 namespace graphsub::pipeline {
 namespace {
 
 constexpr const char* kOrtTarget = "onnxruntime-cpu";
+constexpr const char* kCudaTarget = "cuda";
 
 /// The cache of `path` checked against the profiler's setup, or a new one for it.
-cost::CostCache load_cache(const std::string& path, const profile::Profiler* profiler) {
+cost::CostCache load_cache(const std::string& path, const profile::Profiler* profiler, const std::string& target) {
   if (!std::filesystem::exists(path)) {
-    if (!profiler) throw Error("--no-measure needs an existing cost cache; '" + path + "' does not exist");
+    if (!profiler) throw Error("ranking without measuring needs an existing cost cache; '" + path + "' does not exist");
     return cost::CostCache(profiler->header());
   }
   cost::CostCache cache = cost::CostCache::read(path);
@@ -28,8 +32,8 @@ cost::CostCache load_cache(const std::string& path, const profile::Profiler* pro
                 cost::describe(profiler->header()) + "; use another cache file, or --no-measure to rank with it "
                 "as it is");
   }
-  if (cache.header().target != kOrtTarget) {
-    throw Error("cost cache '" + path + "' holds times of target '" + cache.header().target + "', not " + kOrtTarget);
+  if (cache.header().target != target) {
+    throw Error("cost cache '" + path + "' holds times of target '" + cache.header().target + "', not " + target);
   }
   return cache;
 }
@@ -51,10 +55,43 @@ Target open_onnxruntime(const TargetOptions& options, bool named) {
     }
   }
   const std::string path = options.cost_cache.empty() ? default_cache_path(profiler->header()) : options.cost_cache;
-  cost::CostCache cache = load_cache(path, profiler.get());
+  cost::CostCache cache = load_cache(path, profiler.get(), kOrtTarget);
   logger("cli")->info("cost cache {}: {} entries", path, cache.size());
   return Target{target_by_name(kOrtTarget), std::make_unique<Measurer>(std::move(cache), path, std::move(profiler),
                                                                       options.sizes), {}};
+}
+
+/// The GPU's profiler, or null (with a warning) when there is no GPU but a cache to rank with.
+std::unique_ptr<profile::Profiler> open_cuda_profiler(const TargetOptions& options) {
+  std::string why = "this graphsub was built without CUDA (GRAPHSUB_WITH_CUDA)";
+#ifdef GRAPHSUB_HAVE_CUDA
+  try {
+    return std::make_unique<profile::CudaProfiler>();
+  } catch (const Error& error) {
+    why = error.what();
+  }
+#endif
+  if (options.cost_cache.empty()) {
+    throw Error(why + "; without a GPU, rank with a cache measured on one: --cost-cache FILE (e.g. "
+                      "models/costs/h200.json)");
+  }
+  logger("cli")->warn("{}: ranking with the cost cache as it is, misses estimated", why);
+  return nullptr;
+}
+
+/// The cuda target: measured on this machine's GPU, or ranked with a committed cache without one.
+Target open_cuda(const TargetOptions& options) {
+  std::unique_ptr<profile::Profiler> profiler;
+  if (options.no_measure) {
+    if (options.cost_cache.empty()) throw Error("--no-measure needs --cost-cache FILE");
+  } else {
+    profiler = open_cuda_profiler(options);
+  }
+  const std::string path = options.cost_cache.empty() ? default_cache_path(profiler->header()) : options.cost_cache;
+  cost::CostCache cache = load_cache(path, profiler.get(), kCudaTarget);
+  logger("cli")->info("cost cache {}: {} entries", path, cache.size());
+  return Target{target_by_name(kCudaTarget), std::make_unique<Measurer>(std::move(cache), path, std::move(profiler),
+                                                                       options.sizes), {}};
 }
 
 }  // namespace
@@ -62,6 +99,9 @@ Target open_onnxruntime(const TargetOptions& options, bool named) {
 const std::vector<TargetSpec>& target_specs() {
   static const std::vector<TargetSpec> specs = {
       {kOrtTarget, true, "cpu", "onnxruntime's CPU execution provider on this machine, measured"},
+      {kCudaTarget, true, "h100",
+       "this machine's NVIDIA GPU through graphsub's CUDA executor (cuDNN, cuBLAS), measured; without a GPU, "
+       "ranked by a cache measured on one (--cost-cache)"},
       {"v100", false, "v100", "NVIDIA V100, estimated by the analytical model"},
       {"a100", false, "a100", "NVIDIA A100, estimated by the analytical model"},
       {"h100", false, "h100", "NVIDIA H100, estimated by the analytical model"},
@@ -81,6 +121,7 @@ const TargetSpec& target_by_name(const std::string& name) {
 
 Target open_target(const TargetOptions& options) {
   const TargetSpec& spec = target_by_name(options.name.empty() ? kOrtTarget : options.name);
+  if (spec.name == kCudaTarget) return open_cuda(options);
   if (spec.measured) return open_onnxruntime(options, !options.name.empty());
   if (!options.cost_cache.empty() || options.no_measure) {
     throw Error("target '" + spec.name + "' is an estimate: --cost-cache and --no-measure apply to measured targets");

@@ -20,7 +20,7 @@ struct TargetSpec {
   std::string description;  ///< One line for --help and the report.
 };
 
-/// Every target, the measured ones first: onnxruntime-cpu; the estimates v100, a100, h100, cpu.
+/// Every target, the measured ones first: onnxruntime-cpu, cuda; the estimates v100, a100, h100, cpu.
 const std::vector<TargetSpec>& target_specs();
 
 /// The target of that name. Throws graphsub::Error listing the names for another.

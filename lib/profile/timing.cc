@@ -2,6 +2,7 @@
 #include "profile/timing.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <utility>
@@ -47,6 +48,50 @@ Ratio paired_ratio(const std::vector<double>& original_ms, const std::vector<dou
   ratio.median = std::exp(percentile(logs, 0.5));
   ratio.spread = (percentile(logs, 0.75) - percentile(logs, 0.25)) / 1.349;
   return ratio;
+}
+
+namespace {
+
+/// The standard error of the mean of `samples` is within the limits (and there are enough).
+bool stable(const std::vector<double>& samples, const TimingLimits& limits) {
+  if (samples.size() < static_cast<std::size_t>(std::max(2, limits.min_runs))) return false;
+  const Timing timing = summarize(samples);
+  const double error = timing.std_ms / std::sqrt(static_cast<double>(samples.size()));
+  return error <= std::max(limits.abs_error_ms, limits.rel_error * timing.mean_ms);
+}
+
+/// The median log ratio of every model to the first has a standard error within rel_error
+/// (1.2533 × the robust spread / sqrt(runs)).
+bool stable_ratios(const std::vector<std::vector<double>>& samples, const TimingLimits& limits) {
+  for (std::size_t i = 1; i < samples.size(); ++i) {
+    const Ratio ratio = paired_ratio(samples[0], samples[i]);
+    if (ratio.runs < std::max<int64_t>(4, limits.min_runs)) return false;
+    if (1.2533 * ratio.spread / std::sqrt(static_cast<double>(ratio.runs)) > limits.rel_error) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::vector<double>> time_alternately(const std::vector<TimedRun>& runs, const TimingLimits& limits) {
+  for (const TimedRun& run : runs) {
+    for (int i = 0; i < std::max(1, limits.warmup); ++i) run();
+  }
+  std::vector<std::vector<double>> samples(runs.size());
+  const auto start = std::chrono::steady_clock::now();
+  for (int round = 0; round < limits.max_runs; ++round) {
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      const std::size_t i = round % 2 == 0 ? k : runs.size() - 1 - k;
+      samples[i].push_back(runs[i]());
+    }
+    const bool done = limits.paired && runs.size() > 1
+                          ? stable_ratios(samples, limits)
+                          : std::all_of(samples.begin(), samples.end(),
+                                        [&](const std::vector<double>& s) { return stable(s, limits); });
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+    if (done || (elapsed.count() >= limits.max_seconds && round >= 2)) break;
+  }
+  return samples;
 }
 
 }  // namespace graphsub::profile

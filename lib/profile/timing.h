@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace graphsub::profile {
@@ -47,6 +48,18 @@ struct Ratio {
 /// Pairs the i-th run of `original` with the i-th run of `candidate` (the runs of one round of
 /// alternated timing) and summarizes their ratios. Extra runs of the longer list are left out.
 Ratio paired_ratio(const std::vector<double>& original_ms, const std::vector<double>& candidate_ms);
+
+/// One run of one model; returns the milliseconds it took.
+using TimedRun = std::function<double()>;
+
+/// Times models alternately, as the onnxruntime worker does (ort_worker.py): `limits.warmup`
+/// untimed runs of each (at least one), then rounds that run each model once (even rounds in order,
+/// odd ones in reverse), until every model has min_runs runs and the standard error of its mean is
+/// at most max(abs_error_ms, rel_error × mean) — with `paired`, until the median of each model's
+/// run-by-run log ratio to the first has a standard error of at most rel_error — or max_runs
+/// rounds, or max_seconds of wall-clock time (after at least three rounds). Returns each model's
+/// samples in the order they ran.
+std::vector<std::vector<double>> time_alternately(const std::vector<TimedRun>& runs, const TimingLimits& limits);
 
 /// The value below which `fraction` (0..1) of the sorted `values` lie, by linear interpolation.
 double percentile(const std::vector<double>& sorted, double fraction);

@@ -16,8 +16,10 @@ using pipeline::TargetOptions;
 TEST_CASE("targets are named, measured or estimated", "[pipeline]") {
   CHECK(pipeline::target_by_name("onnxruntime-cpu").measured);
   CHECK(pipeline::target_by_name("onnxruntime-cpu").device == "cpu");
+  CHECK(pipeline::target_by_name("cuda").measured);
+  CHECK(pipeline::target_by_name("cuda").device == "h100");
   for (const char* estimate : {"v100", "a100", "h100", "cpu"}) CHECK_FALSE(pipeline::target_by_name(estimate).measured);
-  CHECK_THROWS_WITH(pipeline::target_by_name("tpu"), Catch::Contains("onnxruntime-cpu, v100"));
+  CHECK_THROWS_WITH(pipeline::target_by_name("tpu"), Catch::Contains("onnxruntime-cpu, cuda, v100"));
 }
 
 TEST_CASE("an estimate target measures nothing and takes no cache", "[pipeline]") {
@@ -54,6 +56,27 @@ TEST_CASE("a cache measured on another setup is refused", "[pipeline]") {
   REQUIRE(pinned.measurer != nullptr);
   CHECK_FALSE(pinned.measurer->can_measure());
   CHECK(pinned.measurer->cache().header().device == "Some Other CPU");
+}
+
+TEST_CASE("the cuda target ranks with a cache measured on a GPU, and refuses another target's cache", "[pipeline]") {
+  const std::filesystem::path dir = testing::scratch_dir("target_cuda");
+  const std::string gpu_cache = (dir / "h200.json").string();
+  cost::CostCache({"cuda", "NVIDIA H200", "13.0", {{"cudnn", "9.19.0"}}, {{"math", "fp32"}}}).write(gpu_cache);
+  const std::string cpu_cache = (dir / "cpu.json").string();
+  cost::CostCache(testing::TableProfiler().header()).write(cpu_cache);
+  TargetOptions options;
+  options.name = "cuda";
+  options.no_measure = true;
+  options.cost_cache = gpu_cache;
+  const pipeline::Target pinned = pipeline::open_target(options);
+  CHECK(pinned.spec.name == "cuda");
+  REQUIRE(pinned.measurer != nullptr);
+  CHECK_FALSE(pinned.measurer->can_measure());
+  CHECK(pinned.measurer->backend() == "cuda");
+  options.cost_cache = cpu_cache;
+  CHECK_THROWS_WITH(pipeline::open_target(options), Catch::Contains("holds times of target 'onnxruntime-cpu'"));
+  options.cost_cache.clear();
+  CHECK_THROWS_WITH(pipeline::open_target(options), Catch::Contains("--no-measure needs --cost-cache"));
 }
 
 TEST_CASE("a corrupt cache or a missing pinned cache is an error", "[pipeline]") {

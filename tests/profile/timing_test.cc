@@ -1,6 +1,7 @@
 // Tests of the timing summaries.
 #include <catch2/catch.hpp>
 
+#include <string>
 #include <vector>
 
 #include "profile/timing.h"
@@ -37,6 +38,49 @@ TEST_CASE("paired ratios compare run by run, so a common drift cancels", "[profi
   CHECK(ratio.runs == 6);
   CHECK(profile::summarize(original).spread_ms > 1);
   CHECK(profile::paired_ratio({1, 2, 3}, {2}).runs == 1);
+}
+
+TEST_CASE("time_alternately warms up, alternates the models round by round, and stops once stable",
+          "[profile][timing]") {
+  std::vector<std::string> order;
+  auto model = [&order](std::string name, double ms) {
+    return [&order, name, ms] {
+      order.push_back(name);
+      return ms;
+    };
+  };
+  profile::TimingLimits limits;
+  limits.warmup = 2;
+  limits.min_runs = 4;
+  limits.max_runs = 50;
+  const auto samples = profile::time_alternately({model("a", 2.0), model("b", 1.0)}, limits);
+  // Constant times are stable as soon as each model has min_runs runs.
+  REQUIRE(samples.size() == 2);
+  CHECK(samples[0] == std::vector<double>(4, 2.0));
+  CHECK(samples[1] == std::vector<double>(4, 1.0));
+  const std::vector<std::string> expected = {"a", "a", "b", "b", "a", "b", "b", "a", "a", "b", "b", "a"};
+  CHECK(order == expected);
+}
+
+TEST_CASE("time_alternately runs to max_runs while the times scatter, and paired mode judges the ratio",
+          "[profile][timing]") {
+  int calls = 0;
+  auto noisy = [&calls] { return ++calls % 2 == 0 ? 1.0 : 3.0; };
+  profile::TimingLimits limits;
+  limits.warmup = 0;
+  limits.min_runs = 2;
+  limits.max_runs = 7;
+  limits.rel_error = 1e-6;
+  limits.abs_error_ms = 0;
+  CHECK(profile::time_alternately({noisy}, limits)[0].size() == 7);
+  // Two drifting models whose ratio is exactly 2 every round: paired timing stops at its minimum of 4 rounds.
+  double a = 0, b = 0;
+  auto drifting = [&a] { return a += 1; };
+  auto twice = [&b] { return b += 2; };
+  limits.paired = true;
+  limits.rel_error = 0.01;
+  const auto samples = profile::time_alternately({drifting, twice}, limits);
+  CHECK(samples[0].size() == 4);
 }
 
 }  // namespace
