@@ -904,13 +904,25 @@ struct CudaExecutor::Impl {
         offsets.emplace_back(oa * m * k, ob * k * n);
       }
     }
+    const auto activation = ops::parse_activation(node.attrs.get_string("activation", "none"));
+    if (!activation) return false;
     Gemm g;
     g.m = static_cast<int>(m), g.n = static_cast<int>(n), g.k = static_cast<int>(k);
     g.lda = g.k, g.ldb = g.n;
+    auto* y = static_cast<float*>(output(node));
     push_gemm(g, static_cast<const float*>(device(node.inputs[0])), static_cast<const float*>(device(node.inputs[1])),
-              static_cast<float*>(output(node)), offsets, count_a == 1 ? 0 : m * k, count_b == 1 ? 0 : k * n, count,
-              strided);
+              y, offsets, count_a == 1 ? 0 : m * k, count_b == 1 ? 0 : k * n, count, strided);
+    push_activation(*activation, y, slots[node.outputs[0]].elements());
     return true;
+  }
+
+  /// graphsub's fused activation of a MatMul, applied in place after the product.
+  void push_activation(ops::Activation activation, float* y, int64_t n) {
+    if (activation == ops::Activation::kNone) return;
+    const UnaryOp op = activation == ops::Activation::kRelu      ? UnaryOp::kRelu
+                       : activation == ops::Activation::kSigmoid ? UnaryOp::kSigmoid
+                                                                 : UnaryOp::kTanh;
+    steps.push_back([=] { unary(op, UnaryParams{}, y, y, n, ctx.stream); });
   }
 
   bool plan_gemm(const ir::Node& node, const std::vector<const Slot*>& in) {

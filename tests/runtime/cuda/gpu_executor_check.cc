@@ -17,6 +17,7 @@
 #include "ops/node_tests.h"
 #include "runtime/cuda/cuda_executor.h"
 #include "runtime/equivalence.h"
+#include "test_util.h"
 
 using namespace graphsub;
 using namespace graphsub::testing;
@@ -176,6 +177,68 @@ TEST_CASE("the CUDA executor computes the benchmark models as the reference exec
         summary.failed += !ok;
       }
     }
+  }
+}
+
+namespace {
+
+/// Runs `graph` on the GPU and on the reference executor on seeded inputs, records the largest
+/// error under `name`, and checks it.
+void check_graph(const std::string& name, ir::Graph& graph, std::vector<ir::ValueId> outputs) {
+  graph.set_outputs(std::move(outputs));
+  const runtime::TensorMap inputs = runtime::random_inputs(graph, 3, runtime::CheckOptions{});
+  const runtime::TensorMap want = runtime::CpuExecutor::run(graph, inputs);
+  runtime::cuda::CudaExecutor executor(graph, inputs);
+  executor.run();
+  const runtime::TensorMap got = executor.outputs();
+  ErrorSummary& summary = op_errors()[name];
+  merge(summary.placement, executor.placement());
+  for (const auto& [output, tensor] : want) {
+    ErrorSummary one;
+    measure(*got.at(output), *tensor, one);
+    summary.max_abs = std::max(summary.max_abs, one.max_abs);
+    summary.max_rel = std::max(summary.max_rel, one.max_rel);
+    summary.runs += 1;
+    INFO(name << ": max abs error " << one.max_abs);
+    CHECK(one.max_abs <= 1e-4);
+    summary.failed += one.max_abs > 1e-4;
+  }
+}
+
+ir::ValueId weight(ir::Graph& graph, const std::vector<int64_t>& dims, uint32_t seed) {
+  return graph.add_weight("w" + std::to_string(seed), ir::share(testing::random_tensor(dims, seed)));
+}
+
+}  // namespace
+
+TEST_CASE("the CUDA executor computes graphsub's fused forms as the reference executor does", "[cuda]") {
+  for (const char* activation : {"none", "relu", "sigmoid", "tanh"}) {
+    DYNAMIC_SECTION("MatMul[activation=" << activation << "] and Conv[activation=" << activation << "]") {
+      ir::Graph graph;
+      const ir::ValueId a = graph.add_input("a", testing::float_type({2, 4, 8}));
+      ir::Attributes matmul;
+      matmul.set("activation", std::string(activation));
+      const ir::NodeId product = testing::add_inferred(graph, ir::OpKind::kMatMul, {a, weight(graph, {8, 16}, 1)}, matmul);
+      const ir::ValueId x = graph.add_input("x", testing::float_type({1, 4, 9, 9}));
+      // Unequal pads (a copy into a padded input) and two groups.
+      const ir::NodeId conv = testing::add_inferred(
+          graph, ir::OpKind::kConv, {x, weight(graph, {6, 2, 3, 3}, 2), weight(graph, {6}, 3)},
+          testing::conv_attributes({3, 3}, {2, 1}, {1, 0, 0, 1}, {1, 1}, 2, activation));
+      check_graph(std::string("fused MatMul and Conv, ") + activation, graph,
+                  {graph.node(product).outputs[0], graph.node(conv).outputs[0]});
+    }
+  }
+  SECTION("Conv -> Add -> Relu, fused into one cuDNN call with the residual") {
+    ir::Graph graph;
+    const ir::ValueId x = graph.add_input("x", testing::float_type({1, 8, 6, 6}));
+    const ir::NodeId shortcut = testing::add_inferred(graph, ir::OpKind::kRelu, {x});
+    const ir::NodeId conv = testing::add_inferred(
+        graph, ir::OpKind::kConv, {x, weight(graph, {8, 8, 3, 3}, 4)},
+        testing::conv_attributes({3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "none"));
+    const ir::NodeId add = testing::add_inferred(graph, ir::OpKind::kAdd,
+                                                 {graph.node(shortcut).outputs[0], graph.node(conv).outputs[0]});
+    const ir::NodeId relu = testing::add_inferred(graph, ir::OpKind::kRelu, {graph.node(add).outputs[0]});
+    check_graph("Conv -> Add -> Relu (residual)", graph, {graph.node(relu).outputs[0]});
   }
 }
 
