@@ -1,14 +1,11 @@
 // Timing graphs and nodes on the GPU.
 #include "profile/cuda_profiler.h"
 
-#include <algorithm>
 #include <memory>
 
 #include "ir/error.h"
-#include "ir/log.h"
 #include "onnx_io/onnx_io.h"
 #include "runtime/equivalence.h"
-#include "search/subgraph.h"
 
 namespace graphsub::profile {
 
@@ -81,18 +78,8 @@ std::vector<Timing> CudaProfiler::time_models(const std::vector<Model>& models, 
 }
 
 cost::CacheEntry CudaProfiler::measure_node(const cost::Miss& miss, const cost::DimSizes& sizes) {
-  cost::CacheEntry entry{miss.signature, backend(), 0, 0, 0, {}};
-  try {
-    const search::Subgraph node = search::extract(miss.graph, {miss.node});
-    const Timing timing = time_graphs({&node.graph}, sizes, node_limits()).front();
-    entry.median_ms = timing.median_ms;
-    entry.spread_ms = timing.spread_ms;
-    entry.runs = timing.runs;
-  } catch (const Error& error) {
-    entry.error = error.what();
-    logger("profile")->debug("cannot measure {}: {}", miss.signature, entry.error);
-  }
-  return entry;
+  return node_entry(miss, backend(),
+                    [&](const ir::Graph& node) { return time_graphs({&node}, sizes, node_limits()).front(); });
 }
 
 }  // namespace graphsub::profile

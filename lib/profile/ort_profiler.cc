@@ -1,6 +1,7 @@
 // Timing graphs and nodes in onnxruntime through exported models.
 #include "profile/ort_profiler.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -101,12 +102,21 @@ double OrtProfiler::run_overhead_ms() {
 }
 
 cost::CacheEntry OrtProfiler::measure_node(const cost::Miss& miss, const cost::DimSizes& sizes) {
-  cost::CacheEntry entry{miss.signature, backend(), 0, 0, 0, {}};
-  try {
+  return node_entry(miss, backend(), [&](const ir::Graph& node) {
     const double overhead = run_overhead_ms();
+    Timing timing = time_graphs({&node}, sizes, node_limits()).front();
+    timing.median_ms = std::max(0.0, timing.median_ms - overhead);
+    return timing;
+  });
+}
+
+cost::CacheEntry node_entry(const cost::Miss& miss, const std::string& backend,
+                            const std::function<Timing(const ir::Graph&)>& time_node) {
+  cost::CacheEntry entry{miss.signature, backend, 0, 0, 0, {}};
+  try {
     const search::Subgraph node = search::extract(miss.graph, {miss.node});
-    const Timing timing = time_graphs({&node.graph}, sizes, node_limits()).front();
-    entry.median_ms = std::max(0.0, timing.median_ms - overhead);
+    const Timing timing = time_node(node.graph);
+    entry.median_ms = timing.median_ms;
     entry.spread_ms = timing.spread_ms;
     entry.runs = timing.runs;
   } catch (const Error& error) {

@@ -1,6 +1,7 @@
 // The profiler interface: what a measured target can time, whatever runs it.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -54,5 +55,11 @@ class Profiler {
   /// How many graphs and nodes this profiler has timed so far.
   virtual int64_t measurements() const = 0;
 };
+
+/// The cache entry of `miss` on `backend`: the Timing `time_node` gives for the node's one-node
+/// graph (`search::extract`; its median already less any per-run overhead), or the error that
+/// stopped it. What every profiler's measure_node does around its own timing.
+cost::CacheEntry node_entry(const cost::Miss& miss, const std::string& backend,
+                            const std::function<Timing(const ir::Graph&)>& time_node);
 
 }  // namespace graphsub::profile

@@ -97,6 +97,30 @@ void run_node_test(const TestModel& test, const fs::path& data_set, ErrorSummary
   }
 }
 
+/// Runs `graph` on the GPU and on the reference executor on the same seeded inputs, adds each
+/// output's largest error and where the nodes ran to `summary`, and checks each output with
+/// `close_enough(its errors, the reference output)`.
+template <class CloseEnough>
+void compare_with_reference(const ir::Graph& graph, uint32_t seed, ErrorSummary& summary, CloseEnough close_enough) {
+  const runtime::TensorMap inputs = runtime::random_inputs(graph, seed, runtime::CheckOptions{});
+  const runtime::TensorMap want = runtime::CpuExecutor::run(graph, inputs);
+  runtime::cuda::CudaExecutor executor(graph, inputs);
+  executor.run();
+  const runtime::TensorMap got = executor.outputs();
+  merge(summary.placement, executor.placement());
+  for (const auto& [output, tensor] : want) {
+    ErrorSummary one;
+    measure(*got.at(output), *tensor, one);
+    summary.max_abs = std::max(summary.max_abs, one.max_abs);
+    summary.max_rel = std::max(summary.max_rel, one.max_rel);
+    summary.runs += 1;
+    INFO("output " << output << ": max abs error " << one.max_abs);
+    const bool ok = close_enough(one, *tensor);
+    CHECK(ok);
+    summary.failed += !ok;
+  }
+}
+
 void print_summary(const char* title, const std::map<std::string, ErrorSummary>& errors) {
   std::printf("\n%s\n%-40s %5s %6s %12s %12s  %s\n", title, "", "runs", "failed", "max abs err", "max rel err",
               "nodes ran on");
@@ -156,53 +180,21 @@ TEST_CASE("the CUDA executor computes the benchmark models as the reference exec
   for (const std::string& name : models::model_names()) {
     DYNAMIC_SECTION(name) {
       const ir::Graph graph = models::build_model(name, models::small_config(name));
-      runtime::CheckOptions options;
-      const runtime::TensorMap inputs = runtime::random_inputs(graph, 0, options);
-      const runtime::TensorMap want = runtime::CpuExecutor::run(graph, inputs);
-      runtime::cuda::CudaExecutor executor(graph, inputs);
-      executor.run();
-      const runtime::TensorMap got = executor.outputs();
-      ErrorSummary& summary = model_errors()[name];
-      summary.placement = executor.placement();
-      for (const auto& [output, tensor] : want) {
-        ErrorSummary one;
-        measure(*got.at(output), *tensor, one);
-        summary.max_abs = std::max(summary.max_abs, one.max_abs);
-        summary.max_rel = std::max(summary.max_rel, one.max_rel);
-        summary.runs += 1;
-        INFO(name << " output " << output << ": max abs error " << one.max_abs);
+      compare_with_reference(graph, 0, model_errors()[name], [](const ErrorSummary& one, const ir::Tensor& want) {
         // fp32 sums in another order (cuDNN's and cuBLAS's algorithms) over deep networks.
-        const bool ok = one.max_abs <= 1e-3 + 1e-3 * std::fabs(tensor->element_as_double(0)) || one.max_rel <= 1e-3;
-        CHECK(ok);
-        summary.failed += !ok;
-      }
+        return one.max_abs <= 1e-3 + 1e-3 * std::fabs(want.element_as_double(0)) || one.max_rel <= 1e-3;
+      });
     }
   }
 }
 
 namespace {
 
-/// Runs `graph` on the GPU and on the reference executor on seeded inputs, records the largest
-/// error under `name`, and checks it.
+/// Sets `graph`'s outputs, then compares it on the GPU with the reference under `name`.
 void check_graph(const std::string& name, ir::Graph& graph, std::vector<ir::ValueId> outputs) {
   graph.set_outputs(std::move(outputs));
-  const runtime::TensorMap inputs = runtime::random_inputs(graph, 3, runtime::CheckOptions{});
-  const runtime::TensorMap want = runtime::CpuExecutor::run(graph, inputs);
-  runtime::cuda::CudaExecutor executor(graph, inputs);
-  executor.run();
-  const runtime::TensorMap got = executor.outputs();
-  ErrorSummary& summary = op_errors()[name];
-  merge(summary.placement, executor.placement());
-  for (const auto& [output, tensor] : want) {
-    ErrorSummary one;
-    measure(*got.at(output), *tensor, one);
-    summary.max_abs = std::max(summary.max_abs, one.max_abs);
-    summary.max_rel = std::max(summary.max_rel, one.max_rel);
-    summary.runs += 1;
-    INFO(name << ": max abs error " << one.max_abs);
-    CHECK(one.max_abs <= 1e-4);
-    summary.failed += one.max_abs > 1e-4;
-  }
+  compare_with_reference(graph, 3, op_errors()[name],
+                         [](const ErrorSummary& one, const ir::Tensor&) { return one.max_abs <= 1e-4; });
 }
 
 ir::ValueId weight(ir::Graph& graph, const std::vector<int64_t>& dims, uint32_t seed) {
