@@ -66,6 +66,7 @@ CacheEntry entry_from(const Json& item) {
   entry.spread_ms = time_member(item, "spread_ms");
   entry.runs = member(item, "runs", &Json::is_number_integer, "an integer").get<int64_t>();
   if (entry.runs < 1) throw Error("entry '" + entry.signature + "' has no runs");
+  if (item.contains("algorithm")) entry.algorithm = string_member(item, "algorithm");
   return entry;
 }
 
@@ -134,6 +135,7 @@ OrderedJson entry_json(const CacheEntry& entry) {
   item["median_ms"] = entry.median_ms;
   item["spread_ms"] = entry.spread_ms;
   item["runs"] = entry.runs;
+  if (!entry.algorithm.empty()) item["algorithm"] = entry.algorithm;
   return item;
 }
 

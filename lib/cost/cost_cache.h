@@ -44,11 +44,14 @@ struct CacheEntry {
   double spread_ms = 0;   ///< Robust spread of the time (interquartile range / 1.349), milliseconds.
   int64_t runs = 0;       ///< Timed runs behind the median (warm-up excluded); 0 with an error.
   std::string error;      ///< Why it could not be measured; empty for a measurement.
+  /// What the target chose to run it with, where it chooses: cuDNN's convolution algorithm
+  /// ("IMPLICIT_PRECOMP_GEMM"); empty otherwise.
+  std::string algorithm = {};
 
   bool failed() const { return !error.empty(); }
   bool operator==(const CacheEntry& other) const {
     return signature == other.signature && backend == other.backend && median_ms == other.median_ms &&
-           spread_ms == other.spread_ms && runs == other.runs && error == other.error;
+           spread_ms == other.spread_ms && runs == other.runs && error == other.error && algorithm == other.algorithm;
   }
 };
 

@@ -48,10 +48,12 @@ std::vector<Timing> CudaProfiler::time_graphs(const std::vector<const ir::Graph*
   std::vector<std::unique_ptr<runtime::cuda::CudaExecutor>> executors;
   std::vector<TimedRun> runs;
   placements_.clear();
+  algorithms_.clear();
   for (const ir::Graph* graph : graphs) {
     executors.push_back(
         std::make_unique<runtime::cuda::CudaExecutor>(*graph, runtime::random_inputs(*graph, seed_, options)));
     placements_.push_back(executors.back()->placement());
+    algorithms_.push_back(executors.back()->algorithms());
     runtime::cuda::CudaExecutor* executor = executors.back().get();
     runs.push_back([executor] { return executor->timed_run(); });
   }
@@ -78,8 +80,12 @@ std::vector<Timing> CudaProfiler::time_models(const std::vector<Model>& models, 
 }
 
 cost::CacheEntry CudaProfiler::measure_node(const cost::Miss& miss, const cost::DimSizes& sizes) {
-  return node_entry(miss, backend(),
-                    [&](const ir::Graph& node) { return time_graphs({&node}, sizes, node_limits()).front(); });
+  cost::CacheEntry entry = node_entry(
+      miss, backend(), [&](const ir::Graph& node) { return time_graphs({&node}, sizes, node_limits()).front(); });
+  if (!entry.failed() && algorithms_.size() == 1 && algorithms_.front().size() == 1) {
+    entry.algorithm = algorithms_.front().front();  // a convolution: the algorithm cuDNN's search chose
+  }
+  return entry;
 }
 
 }  // namespace graphsub::profile

@@ -35,12 +35,15 @@ class CudaProfiler : public Profiler {
 
   /// Where the nodes of the graphs timed last ran (runtime::cuda::Placement), one per graph.
   const std::vector<runtime::cuda::Placement>& placements() const { return placements_; }
+  /// The cuDNN algorithms of the convolutions of the graphs timed last, one list per graph.
+  const std::vector<std::vector<std::string>>& algorithms() const { return algorithms_; }
 
  private:
   uint32_t seed_;
   cost::CacheHeader header_;
   int64_t measurements_ = 0;
   std::vector<runtime::cuda::Placement> placements_;
+  std::vector<std::vector<std::string>> algorithms_;
 };
 
 /// The cache header of the cuda target on this device: its name, the driver, and the CUDA

@@ -28,7 +28,7 @@ CostCache sample_cache(bool reversed) {
   CostCache cache({"cuda", "NVIDIA H100 80GB HBM3", "550.54", {{"cudnn", "9.1.0"}, {"cublas", "12.4"}},
                    {{"math", "fp32"}}});
   std::vector<CacheEntry> entries = {{"Relu(;float32[1,64,56,56])", "cudnn", 0.0123, 0.0004, 100, {}},
-                                     {"Conv(x;float32[1])", "cudnn", 0.25, 0.01, 50, {}},
+                                     {"Conv(x;float32[1])", "cudnn", 0.25, 0.01, 50, {}, "WINOGRAD_NONFUSED"},
                                      {"Conv(x;float32[1])", "reference", 31.5, 1.25, 3, {}},
                                      {"Gather(x;int64[1])", "cudnn", 0, 0, 0, "no kernel"}};
   if (reversed) std::reverse(entries.begin(), entries.end());
@@ -54,6 +54,8 @@ TEST_CASE("a cost cache reads back what was written", "[cost]") {
   REQUIRE(read.find_comparison("Graph(1)", "Graph(3)", "cudnn")->failed());
   REQUIRE(read.find_comparison("Graph(2)", "Graph(1)", "cudnn") == nullptr);
   REQUIRE(read.find("Conv(x;float32[1])", "cudnn")->runs == 50);
+  REQUIRE(read.find("Conv(x;float32[1])", "cudnn")->algorithm == "WINOGRAD_NONFUSED");
+  REQUIRE(read.find("Relu(;float32[1,64,56,56])", "cudnn")->algorithm.empty());
   REQUIRE(read.find("Conv(x;float32[1])", "cpu") == nullptr);
 }
 

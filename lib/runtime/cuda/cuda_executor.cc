@@ -999,6 +999,12 @@ const Placement& CudaExecutor::placement() const { return impl_->placement; }
 
 std::vector<std::string> CudaExecutor::host_ops() const { return {impl_->host_ops.begin(), impl_->host_ops.end()}; }
 
+std::vector<std::string> CudaExecutor::algorithms() const {
+  std::vector<std::string> names;
+  for (const auto& conv : impl_->convs) names.push_back(conv->algorithm());
+  return names;
+}
+
 TensorMap run(const ir::Graph& graph, const TensorMap& inputs) {
   CudaExecutor executor(graph, inputs);
   executor.run();

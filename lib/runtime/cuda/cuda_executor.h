@@ -63,6 +63,8 @@ class CudaExecutor {
   const Placement& placement() const;
   /// The op names of the nodes that run on the host, sorted, each once.
   std::vector<std::string> host_ops() const;
+  /// The cuDNN algorithm chosen for each convolution, in the order they run ("IMPLICIT_GEMM", ...).
+  std::vector<std::string> algorithms() const;
 
  private:
   struct Impl;
