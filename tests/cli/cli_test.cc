@@ -361,6 +361,60 @@ TEST_CASE("bench times one model or compares two", "[cli]") {
   CHECK(graphsub("bench " + model("small_cnn.onnx") + " --ort-level fast").status == 2);
 }
 
+TEST_CASE("profile fills the cost cache, and a second run measures nothing", "[cli]") {
+  const Scratch scratch("profile");
+  const fs::path cache = scratch.path() / "costs.json";
+  const std::string base = "profile " + model("small_cnn.onnx") + " --cost-cache " + cache.string();
+  Run first = graphsub(base);
+  INFO(first.out << first.err);
+  REQUIRE(first.status == 0);
+  CHECK(first.out.find("sum of the measured node times") != std::string::npos);
+  const std::string text = read_file(cache);
+  const nlohmann::json written = nlohmann::json::parse(text);
+  CHECK(written["target"] == "onnxruntime-cpu");
+  CHECK_FALSE(written["entries"].empty());
+  Run second = graphsub(base);
+  REQUIRE(second.status == 0);
+  CHECK(second.out.find(", 0 signatures measured now") != std::string::npos);
+  CHECK(read_file(cache) == text);
+  Run bad = graphsub("profile " + model("cycle.onnx") + " --cost-cache " + cache.string());
+  CHECK(bad.status == 1);
+  CHECK(count_lines(bad.err) == 1);
+  CHECK(graphsub("profile " + model("small_cnn.onnx") + " --target v100").status == 2);
+}
+
+TEST_CASE("the cuda target ranks with the committed H200 cache, and without a GPU says what it needs", "[cli]") {
+  const Scratch scratch("cuda");
+  const fs::path out = scratch.path() / "out.onnx";
+  const fs::path report = scratch.path() / "report.json";
+  const std::string h200 = model("costs/h200.json");
+  Run pinned = graphsub("optimize --target cuda --no-measure --cost-cache " + h200 + " " + model("small_cnn.onnx") +
+                        " -o " + out.string() + " --report " + report.string());
+  INFO(pinned.out << pinned.err);
+  REQUIRE(pinned.status == 0);
+  CHECK(fs::exists(out));
+  const nlohmann::json json = nlohmann::json::parse(read_file(report));
+  CHECK(json["target"]["name"] == "cuda");
+  CHECK(json["target"]["ranking"] == "measured");
+  // Where this machine has no GPU (CI), measuring is an error that names the way out; with one
+  // (the GPU machine), it measures.
+  fs::remove(out);
+  Run measured = graphsub("optimize --target cuda " + model("small_cnn.onnx") + " -o " + out.string());
+  if (measured.status != 0) {
+    CHECK(measured.status == 1);
+    CHECK(count_lines(measured.err) == 1);
+    CHECK(measured.err.find("--cost-cache") != std::string::npos);
+    CHECK_FALSE(fs::exists(out));
+  }
+  Run bench = graphsub("bench --target cuda " + model("small_cnn.onnx") + " --runs 5 --max-seconds 1");
+  if (bench.status != 0) {
+    CHECK(bench.status == 1);
+    CHECK((bench.err.find("GPU") != std::string::npos || bench.err.find("CUDA") != std::string::npos));
+  } else {
+    CHECK(bench.out.find("nodes on:") != std::string::npos);
+  }
+}
+
 TEST_CASE("symbolic dim sizes (--dim) are checked", "[cli]") {
   const Scratch scratch("dims");
   const fs::path out = scratch.path() / "out.onnx";
