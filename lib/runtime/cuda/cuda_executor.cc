@@ -912,7 +912,11 @@ struct CudaExecutor::Impl {
     auto* y = static_cast<float*>(output(node));
     push_gemm(g, static_cast<const float*>(device(node.inputs[0])), static_cast<const float*>(device(node.inputs[1])),
               y, offsets, count_a == 1 ? 0 : m * k, count_b == 1 ? 0 : k * n, count, strided);
-    push_activation(*activation, y, slots[node.outputs[0]].elements());
+    const Slot& out = slots[node.outputs[0]];
+    if (in.size() > 2 && in[2]) {  // graphsub's fused summand C (a bias), broadcast to the product
+      push_binary(BinaryOp::kAdd, out, y, *in[2], device(node.inputs[2]), y, out.sizes);
+    }
+    push_activation(*activation, y, out.elements());
     return true;
   }
 

@@ -205,12 +205,14 @@ ir::ValueId weight(ir::Graph& graph, const std::vector<int64_t>& dims, uint32_t 
 
 TEST_CASE("the CUDA executor computes graphsub's fused forms as the reference executor does", "[cuda]") {
   for (const char* activation : {"none", "relu", "sigmoid", "tanh"}) {
-    DYNAMIC_SECTION("MatMul[activation=" << activation << "] and Conv[activation=" << activation << "]") {
+    DYNAMIC_SECTION("MatMul(a, w, c)[activation=" << activation << "] and Conv[activation=" << activation << "]") {
       ir::Graph graph;
       const ir::ValueId a = graph.add_input("a", testing::float_type({2, 4, 8}));
       ir::Attributes matmul;
       matmul.set("activation", std::string(activation));
-      const ir::NodeId product = testing::add_inferred(graph, ir::OpKind::kMatMul, {a, weight(graph, {8, 16}, 1)}, matmul);
+      // With graphsub's fused summand C (a bias of the product's last dim).
+      const ir::NodeId product = testing::add_inferred(
+          graph, ir::OpKind::kMatMul, {a, weight(graph, {8, 16}, 1), weight(graph, {16}, 5)}, matmul);
       const ir::ValueId x = graph.add_input("x", testing::float_type({1, 4, 9, 9}));
       // Unequal pads (a copy into a padded input) and two groups.
       const ir::NodeId conv = testing::add_inferred(
