@@ -137,7 +137,6 @@ ConvPlan::ConvPlan(Context& ctx, const ConvShape& shape, const void* x, const vo
   const FoundAlgorithm found = find_algorithm(ctx, shape.key(), x_desc_.get(), w_desc_, conv_desc_, y_desc_.get());
   algo_ = found.algo;
   workspace_bytes_ = found.workspace;
-  if (residual_ && shape.activation != 1) throw Error("internal: a residual needs the relu form");
   fused_ = shape.activation == 1;
   check_cudnn(cudnnCreateActivationDescriptor(&relu_), "cudnnCreateActivationDescriptor");
   check_cudnn(cudnnSetActivationDescriptor(relu_, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0),
@@ -201,7 +200,7 @@ void ConvPlan::run_unfused(const void* x) {
   Strides dense;
   dense.step[0] = 1;
   binary(BinaryOp::kAdd, y, dense, static_cast<const float*>(residual_), dense, y, dims, ctx_.stream);
-  unary(UnaryOp::kRelu, UnaryParams{}, y, y, dims.size[0], ctx_.stream);
+  bias_activation(y, nullptr, shape_.activation, shape_.n, shape_.out_channels, spatial, ctx_.stream);
 }
 
 }  // namespace graphsub::runtime::cuda

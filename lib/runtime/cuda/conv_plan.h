@@ -57,8 +57,8 @@ std::optional<ConvShape> conv_shape(const ir::Node& node, const std::vector<int6
 class ConvPlan {
  public:
   /// `bias` may be null; with activation relu it must not be (the executor passes zeros).
-  /// `residual` (null: none) is a tensor of y's shape added before the activation: the
-  /// Conv → Add → Relu of a residual block as one cuDNN call (it needs the relu activation).
+  /// `residual` (null: none) is a tensor of y's shape added before the activation: graphsub's
+  /// Conv Z input, or the Conv → Add → Relu of a residual block; with relu, one cuDNN call.
   ConvPlan(Context& ctx, const ConvShape& shape, const void* x, const void* w, const void* bias, bool has_bias,
            const void* residual, void* y, void* padded);
   ~ConvPlan();

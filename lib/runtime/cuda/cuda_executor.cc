@@ -795,7 +795,9 @@ struct CudaExecutor::Impl {
   ConvFusion conv_fusion(const ir::Node& conv, const ConvShape& shape) const {
     if (shape.activation != 0) return {};
     const ir::ValueId out = conv.outputs[0];
-    if (const ir::NodeId add = sole_consumer(out, OpKind::kAdd); add >= 0 && graph.node(add).inputs.size() == 2) {
+    const bool has_residual = conv.inputs.size() > 3 && conv.inputs[3] != ir::kNoValue;
+    if (const ir::NodeId add = has_residual ? -1 : sole_consumer(out, OpKind::kAdd);
+        add >= 0 && graph.node(add).inputs.size() == 2) {
       const ir::Node& node = graph.node(add);
       const ir::ValueId other = node.inputs[0] == out ? node.inputs[1] : node.inputs[0];
       const Slot& slot = slots[other];
@@ -815,7 +817,9 @@ struct CudaExecutor::Impl {
     const void* x = device(node.inputs[0]);
     const void* w = device(node.inputs[1]);
     const void* b = in.size() > 2 && in[2] ? device(node.inputs[2]) : nullptr;
-    const void* residual = fusion.add >= 0 ? device(fusion.residual) : nullptr;
+    const bool has_z = in.size() > 3 && in[3];  // graphsub's fused residual input Z
+    if (has_z && (in[3]->dtype != DataType::kFloat || in[3]->sizes != slots[node.outputs[0]].sizes)) return false;
+    const void* residual = has_z ? device(node.inputs[3]) : fusion.add >= 0 ? device(fusion.residual) : nullptr;
     void* padded = shape->needs_padding() ? allocate(shape->padded_bytes()) : nullptr;
     const void* bias = b;
     if (!b && shape->activation == 1) {  // the fused form takes a bias: zeros

@@ -218,8 +218,13 @@ TEST_CASE("the CUDA executor computes graphsub's fused forms as the reference ex
       const ir::NodeId conv = testing::add_inferred(
           graph, ir::OpKind::kConv, {x, weight(graph, {6, 2, 3, 3}, 2), weight(graph, {6}, 3)},
           testing::conv_attributes({3, 3}, {2, 1}, {1, 0, 0, 1}, {1, 1}, 2, activation));
+      // graphsub's residual input Z: activation(conv + bias + z).
+      const ir::ValueId z = graph.add_input("z", testing::float_type({1, 6, 9, 9}));
+      const ir::NodeId residual = testing::add_inferred(
+          graph, ir::OpKind::kConv, {x, weight(graph, {6, 4, 3, 3}, 6), weight(graph, {6}, 7), z},
+          testing::conv_attributes({3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, activation));
       check_graph(std::string("fused MatMul and Conv, ") + activation, graph,
-                  {graph.node(product).outputs[0], graph.node(conv).outputs[0]});
+                  {graph.node(product).outputs[0], graph.node(conv).outputs[0], graph.node(residual).outputs[0]});
     }
   }
   SECTION("Conv -> Add -> Relu, fused into one cuDNN call with the residual") {
