@@ -493,10 +493,9 @@ struct CudaExecutor::Impl {
     steps.push_back([=] { binary(op, pa, a_steps, pb, b_steps, py, dims, ctx.stream); });
   }
 
-  /// Add, Sub, Mul, ... and the variadic Sum, Max, Min folded left over their inputs.
-  bool plan_binary(const ir::Node& node, const std::vector<const Slot*>& in, BinaryOp op) {
+  /// The left fold of `op` over the node's inputs, into its output buffer, which it returns.
+  void* push_fold(const ir::Node& node, const std::vector<const Slot*>& in, BinaryOp op) {
     const Slot& out = slots[node.outputs[0]];
-    if (in.size() < 2) return false;
     void* y = output(node);
     Slot acc = *in[0];
     const void* acc_ptr = device(node.inputs[0]);
@@ -505,21 +504,26 @@ struct CudaExecutor::Impl {
       acc = Slot{DataType::kFloat, out.sizes, nullptr, y};
       acc_ptr = y;
     }
+    return y;
+  }
+
+  /// Add, Sub, Mul, ... and the variadic Sum, Max, Min folded left over their inputs.
+  bool plan_binary(const ir::Node& node, const std::vector<const Slot*>& in, BinaryOp op) {
+    if (in.size() < 2) return false;
+    push_fold(node, in, op);
     placement["graphsub"] += 1;
     return true;
   }
 
   /// Mean: the inputs summed, then times 1/n.
   bool plan_mean(const ir::Node& node, const std::vector<const Slot*>& in) {
-    if (in.size() < 2 || !plan_binary(node, in, BinaryOp::kAdd)) return false;
-    placement["graphsub"] -= 1;
-    Slot& out = slots[node.outputs[0]];
+    if (in.size() < 2) return false;
+    void* y = push_fold(node, in, BinaryOp::kAdd);
+    const Slot& out = slots[node.outputs[0]];
     const float inverse = 1.0f / static_cast<float>(in.size());
-    ir::TensorPtr scale = ir::share(ir::Tensor::from_floats({}, {inverse}));
-    void* scale_ptr = allocate(sizeof(float));
-    check_cuda(cudaMemcpy(scale_ptr, scale->bytes(), sizeof(float), cudaMemcpyHostToDevice), "upload");
-    push_binary(BinaryOp::kMul, out, out.device, Slot{DataType::kFloat, {}, scale, scale_ptr}, scale_ptr, out.device,
-                out.sizes);
+    void* factor = allocate(sizeof(float));
+    check_cuda(cudaMemcpy(factor, &inverse, sizeof(float), cudaMemcpyHostToDevice), "upload");
+    push_binary(BinaryOp::kMul, out, y, Slot{DataType::kFloat, {}}, factor, y, out.sizes);
     placement["graphsub"] += 1;
     return true;
   }
