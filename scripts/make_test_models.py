@@ -137,6 +137,37 @@ def squeeze_excitation():
     save(model_of(graph), "squeeze_excitation.onnx")
 
 
+def class_token_head():
+    """A transformer's last layer and a classifier reading its first token (ViT's class token):
+    x [N, 5, 8] through a layer norm, an MLP with an erf GELU and the residual, a layer norm, then
+    Gather(axis 1, 0) and Gemm, at opset 17. The narrowing rules (rules/narrow.rules) move the
+    Gather to the top, so the layer runs on one token."""
+    def const(name, value):
+        return numpy_helper.from_array(np.array(value, dtype=np.float32), name)
+    nodes = [helper.make_node("LayerNormalization", ["x", "g1", "b1"], ["n"], name="ln_2", axis=-1, epsilon=1e-6),
+             helper.make_node("MatMul", ["n", "w1"], ["m1"], name="fc1"),
+             helper.make_node("Add", ["bias1", "m1"], ["a"], name="fc1_bias"),
+             helper.make_node("Div", ["a", "root2"], ["d"], name="gelu_div"),
+             helper.make_node("Erf", ["d"], ["e"], name="gelu_erf"),
+             helper.make_node("Add", ["e", "one"], ["e1"], name="gelu_add"),
+             helper.make_node("Mul", ["a", "e1"], ["p"], name="gelu_mul"),
+             helper.make_node("Mul", ["p", "half"], ["gelu"], name="gelu_half"),
+             helper.make_node("MatMul", ["gelu", "w2"], ["m2"], name="fc2"),
+             helper.make_node("Add", ["bias2", "m2"], ["mlp"], name="fc2_bias"),
+             helper.make_node("Add", ["x", "mlp"], ["z"], name="residual"),
+             helper.make_node("LayerNormalization", ["z", "g2", "b2"], ["f"], name="ln", axis=-1, epsilon=1e-6),
+             helper.make_node("Gather", ["f", "token"], ["cls"], name="class_token", axis=1),
+             helper.make_node("Gemm", ["cls", "head", "head_bias"], ["y"], name="head", transB=1)]
+    initializer = [weight("g1", [8], 30), weight("b1", [8], 31), weight("w1", [8, 32], 32), weight("bias1", [32], 33),
+                   const("root2", 1.4142135), const("one", 1.0), const("half", 0.5), weight("w2", [32, 8], 34),
+                   weight("bias2", [8], 35), weight("g2", [8], 36), weight("b2", [8], 37),
+                   numpy_helper.from_array(np.array(0, dtype=np.int64), "token"), weight("head", [10, 8], 38),
+                   weight("head_bias", [10], 39)]
+    graph = helper.make_graph(nodes, "class_token_head", [tensor_info("x", ["N", 5, 8])], [tensor_info("y", ["N", 10])],
+                              initializer=initializer)
+    save(model_of(graph, (("", 17),)), "class_token_head.onnx")
+
+
 def unsorted_nodes():
     """y = Relu(Sigmoid(Neg(x))), the nodes listed last to first."""
     nodes = [
@@ -275,7 +306,7 @@ def main():
     os.makedirs(MODELS, exist_ok=True)
     for build in (cycle, shape_mismatch, symbolic_dims, unsorted_nodes, constants, fold_transpose,
                   external_data, custom_op, input_default, sparse_initializer, if_outer_scope,
-                  typed_tensors, channel_shuffle, conv_relu, squeeze_excitation):
+                  typed_tensors, channel_shuffle, conv_relu, squeeze_excitation, class_token_head):
         build()
     return 0
 

@@ -22,6 +22,7 @@
 #include "pipeline/layout_forms.h"
 #include "pipeline/measure_sizes.h"
 #include "pipeline/measured_search.h"
+#include "pipeline/narrowing.h"
 #include "profile/ort_profiler.h"
 #include "rewrite/matcher.h"
 #include "rewrite/shape_arithmetic.h"
@@ -262,6 +263,7 @@ class Run {
     const ir::Graph weights = onnx_io::fold_weight_nodes(original_);
     const ir::Graph resolved = rewrite::resolve_shape_arithmetic(weights, &shapes);
     ir::Graph folded = onnx_io::fold_weight_nodes(resolved);
+    folded = narrowed(std::move(folded));
     if (target_.measurer) target_.measurer->set_instance(measuring_instance(folded, target_.measurer->sizes()));
     timer_.stop("fold");
     logger("cli")->info("shape arithmetic resolved ahead of time: {} values made constant, {} reshape targets made "
@@ -272,6 +274,7 @@ class Run {
     outcome_.report = {{"input", request_.input},          {"output", request_.output},
                        {"import", import_json(import_stats_)}, {"nodes_before", original_.node_count()},
                        {"target", target_json(target_)}, {"dims", request_.check.dims},
+                       {"narrowing", {{"rewrites", narrowings_}}},
                        {"shape_arithmetic", {{"values_made_constant", shapes.constants},
                                              {"reshape_targets_made_literal", shapes.reshapes},
                                              {"operands_read_as_attributes", shapes.attribute_forms},
@@ -303,9 +306,9 @@ class Run {
     timer_.stop("search");
     const search::SearchResult& result = optimized_.search;
     outcome_.report["search"] = search_json(optimized_, request_, rules, false, unverified_);
-    const bool unchanged = result.steps.empty() && folded.node_count() == original_.node_count();
+    const bool unchanged = result.steps.empty() && narrowings_ == 0 && folded.node_count() == original_.node_count();
     const bool alike = !unchanged && written_as_input(original_, result.best);
-    const char* written = unchanged || alike ? "input" : result.steps.empty() ? "folded input" : "optimized";
+    const char* written = unchanged || alike ? "input" : changed_by_search_or_narrowing(result) ? "optimized" : "folded input";
     outcome_.report["result"] = {{"written", written},
                                  {"reason", alike ? "ranked by the analytical estimate; the result is the input once "
                                                     "written, so the input is kept"
@@ -329,7 +332,7 @@ class Run {
     const search::SearchResult& result = optimized_.search;
     GuardVerdict verdict;
     timer_.start();
-    if (result.steps.empty() && folded.node_count() == original_.node_count()) {
+    if (result.steps.empty() && narrowings_ == 0 && folded.node_count() == original_.node_count()) {
       verdict.reason = "the search found nothing faster and there was nothing to fold, so the input is kept";
     } else if (written_as_input(original_, result.best)) {
       verdict.reason = "the optimized graph is the input once written (its rewrites are undone on export, e.g. a "
@@ -359,7 +362,9 @@ class Run {
     logger("cli")->info("{}", verdict.reason);
     outcome_.report["search"] = search_json(optimized_, request_, rules, true, unverified_);
     outcome_.report["measurement"] = measurement_json(measurer, stats, model);
-    Json written = {{"written", !verdict.keep_candidate ? "input" : result.steps.empty() ? "folded input" : "optimized"},
+    Json written = {{"written", !verdict.keep_candidate                     ? "input"
+                                : changed_by_search_or_narrowing(result) ? "optimized"
+                                                                         : "folded input"},
                     {"reason", verdict.reason},
                     {"measured_before", timing_json(verdict.before)},
                     {"measured_after", timing_json(verdict.after)}};
@@ -434,9 +439,28 @@ class Run {
     return {{"median", comparison.median_ratio}, {"spread", comparison.spread}, {"runs", comparison.runs}};
   }
 
-  /// "12 substitutions", and the shape arithmetic resolved before the search if any.
+  /// `graph` with the narrowing rules (rules/narrow.rules) applied wherever they match, counted
+  /// in narrowings_, and what that leaves of weights folded. Each makes an op compute fewer
+  /// elements, so they are applied before the search on every target rather than searched with;
+  /// only those proved under the shipped axioms are used, as for the searched rules.
+  ir::Graph narrowed(ir::Graph graph) {
+    std::vector<rules::Rule> narrowing;
+    for (rules::Rule& rule : rules::shipped_narrow_rules()) {
+      if (rules::proved_under_shipped_axioms(rule)) narrowing.push_back(std::move(rule));
+    }
+    std::optional<ir::Graph> result = narrow(graph, narrowing, &narrowings_);
+    logger("cli")->info("narrowing: {} rewrites moved a Gather above the ops that made its input", narrowings_);
+    return result ? onnx_io::fold_weight_nodes(*result) : std::move(graph);
+  }
+
+  bool changed_by_search_or_narrowing(const search::SearchResult& result) const {
+    return !result.steps.empty() || narrowings_ > 0;
+  }
+
+  /// "12 substitutions", and the shape arithmetic resolved and the narrowing before the search if any.
   std::string changes(std::size_t steps) const {
     std::string text = std::to_string(steps) + " substitutions";
+    if (narrowings_ > 0) text += ", " + std::to_string(narrowings_) + " narrowing rewrites";
     if (shapes_.nodes_removed > 0) text += ", " + std::to_string(shapes_.nodes_removed) + " nodes of shape arithmetic resolved";
     return text;
   }
@@ -498,6 +522,7 @@ class Run {
   onnx_io::ImportStats import_stats_;
   ir::Graph original_;
   rewrite::ShapeArithmeticStats shapes_;
+  int narrowings_ = 0;  ///< Narrowing rewrites applied before the search.
   Target target_;
   std::set<std::string> unverified_;  ///< Searched rules not proved (only with --allow-unverified).
   search::OptimizeResult optimized_;

@@ -40,6 +40,14 @@ const ShippedRuleFile& shipped_layout_file();
 /// The rules of shipped_layout_file(), parsed.
 std::vector<Rule> shipped_layout_rules();
 
+/// The narrowing rules (rules/narrow.rules), compiled in like the rule files but not among them:
+/// `optimize` applies them before the search wherever they match, as each makes an op compute
+/// fewer elements (a Gather of one token moved above the ops that made its input).
+const ShippedRuleFile& shipped_narrow_file();
+
+/// The rules of shipped_narrow_file(), parsed.
+std::vector<Rule> shipped_narrow_rules();
+
 /// The axioms of shipped_axiom_file(), parsed: what `verify-rules --check-axioms` checks.
 std::vector<Rule> shipped_axioms();
 

@@ -2,6 +2,7 @@
 #include "verify/instance_shapes.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <limits>
 #include <numeric>
 #include <utility>
@@ -284,6 +285,34 @@ int64_t transpose_rank(const NodeDraw& draw) {
 }
 
 /// Transpose: a random permutation of the input's rank, unless the rule gives the perm.
+/// Gather: the data drawn, an axis of size 2 or more, and constant int64 indices inside it, a
+/// scalar or a short list (what a classifier picking one token writes, and a few picks).
+std::string propose_gather(NodeDraw& draw) {
+  const Dims x = shape_input(draw, 0);
+  const std::optional<std::size_t> axis = pick_axis(draw, x.size());
+  if (!axis) return axis_error(x.size());
+  if (!is_free(draw, 1)) return "Gather's indices must be drawn with it";
+  const int64_t size = x[*axis];
+  const Dims length = chance(draw, 0.6) ? Dims{} : Dims{uniform(draw, 1, std::max<int64_t>(size - 1, 1))};
+  std::vector<int64_t> indices(static_cast<std::size_t>(ir::num_elements(length)));
+  for (int64_t& index : indices) index = uniform(draw, 0, size - 1);
+  draw.inputs[1].type = ir::TensorType{ir::DataType::kInt64, ir::Shape::of(length)};
+  draw.inputs[1].data = ir::share(ir::Tensor::from_int64s(length, indices));
+  return {};
+}
+
+/// LayerNormalization: X drawn, an axis, and Scale and B of X's normalized dims.
+std::string propose_layer_norm(NodeDraw& draw) {
+  pick(draw, "epsilon", one_of<float>(draw, {1e-5f, 1e-3f}));
+  const Dims x = shape_input(draw, 0);
+  const std::optional<std::size_t> axis = pick_axis(draw, x.size());
+  if (!axis) return axis_error(x.size());
+  for (std::size_t input = 1; input < draw.inputs.size(); ++input) {
+    if (is_free(draw, input)) set_dims(draw, input, Dims(x.begin() + static_cast<std::ptrdiff_t>(*axis), x.end()));
+  }
+  return {};
+}
+
 std::string propose_transpose(NodeDraw& draw) {
   Dims perm(static_cast<std::size_t>(transpose_rank(draw)));
   std::iota(perm.begin(), perm.end(), 0);
@@ -630,6 +659,9 @@ const std::vector<OpDraw>& op_draws() {
       {ir::OpKind::kSigmoid, 1, 1, propose_unary, same_rank},
       {ir::OpKind::kTanh, 1, 1, propose_unary, same_rank},
       {ir::OpKind::kExp, 1, 1, propose_unary, same_rank},
+      {ir::OpKind::kErf, 1, 1, propose_unary, same_rank},
+      {ir::OpKind::kGather, 2, 2, propose_gather, no_ranks},
+      {ir::OpKind::kLayerNormalization, 2, 3, propose_layer_norm, no_ranks},
       {ir::OpKind::kNeg, 1, 1, propose_unary, same_rank},
       {ir::OpKind::kAbs, 1, 1, propose_unary, same_rank},
       {ir::OpKind::kSqrt, 1, 1, propose_unary, same_rank},

@@ -87,6 +87,7 @@ symbolic::SymbolicOp find_op(ir::OpKind kind) {
     case OpKind::kAveragePool: return s::average_pool;
     case OpKind::kGlobalAveragePool: return s::global_average_pool;
     case OpKind::kBatchNormalization: return s::batch_normalization;
+    case OpKind::kLayerNormalization: return s::layer_normalization;
     case OpKind::kReduceSum: return s::reduce_sum;
     case OpKind::kReduceMean: return s::reduce_mean;
     case OpKind::kTranspose: return s::movement;

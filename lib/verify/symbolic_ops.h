@@ -108,6 +108,9 @@ std::vector<SymTensor> average_pool(const OpCall& call);
 std::vector<SymTensor> global_average_pool(const OpCall& call);
 /// (x - mean) · recip(sqrt(var + epsilon)) · scale + B per channel.
 std::vector<SymTensor> batch_normalization(const OpCall& call);
+/// (x - mean) · recip(sqrt(var + epsilon)) · Scale + B over the axes from `axis` on, Scale and B
+/// broadcast to X.
+std::vector<SymTensor> layer_normalization(const OpCall& call);
 /// The sum over `axes` (none when empty).
 std::vector<SymTensor> reduce_sum(const OpCall& call);
 /// That sum times the exact 1/count.

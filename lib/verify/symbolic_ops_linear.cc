@@ -1,5 +1,6 @@
 // Symbolic convolutions, matrix products, pools, batch normalization and reductions.
 #include <algorithm>
+#include <cstddef>
 #include <vector>
 
 #include "ops/common.h"
@@ -239,6 +240,53 @@ std::vector<SymTensor> batch_normalization(const OpCall& call) {
     const int64_t c = flat / block % channels;
     return (x.elements[flat] - call.input(3).elements[c]) * factors[c] * call.input(1).elements[c] +
            call.input(2).elements[c];
+  })};
+}
+
+/// The element of `parameter` (broadcast to `dims` from the trailing axes, as LayerNormalization's
+/// Scale and B are) that element `flat` of a tensor of `dims` reads.
+const z3::expr& broadcast_element(const SymTensor& parameter, const std::vector<int64_t>& dims, int64_t flat) {
+  const std::size_t offset = dims.size() - parameter.dims.size();
+  int64_t index = 0;
+  int64_t stride = 1;
+  for (std::size_t axis = dims.size(); axis-- > offset;) {
+    const int64_t coordinate = flat % dims[axis];
+    flat /= dims[axis];
+    const int64_t size = parameter.dims[axis - offset];
+    if (size != 1) index += coordinate * stride;
+    stride *= size;
+  }
+  return parameter.elements[static_cast<std::size_t>(index)];
+}
+
+std::vector<SymTensor> layer_normalization(const OpCall& call) {
+  const SymTensor& x = call.input(0);
+  const auto axis = static_cast<std::size_t>(call.node.attrs.get_int("axis", -1));
+  if (axis >= x.dims.size()) throw NoSemantics("LayerNormalization's axis is out of range");
+  if (call.input(1).dims.size() > x.dims.size() || (call.has_input(2) && call.input(2).dims.size() > x.dims.size())) {
+    throw NoSemantics("LayerNormalization's Scale or B has a higher rank than X");
+  }
+  z3::context& context = call.semantics.context();
+  const int64_t block = ir::num_elements(std::vector<int64_t>(x.dims.begin() + static_cast<std::ptrdiff_t>(axis), x.dims.end()));
+  const z3::expr scale = inverse_of_count(call.semantics, block);
+  const z3::expr epsilon = call.semantics.number(call.node.attrs.get_float("epsilon", 1e-5f));
+  std::vector<z3::expr> deviations;
+  std::vector<z3::expr> factors;
+  for (int64_t row = 0; row * block < x.size(); ++row) {
+    z3::expr_vector values(context);
+    for (int64_t i = 0; i < block; ++i) values.push_back(x.elements[row * block + i]);
+    const z3::expr mean = sum_of(context, values) * scale;
+    z3::expr_vector squares(context);
+    for (int64_t i = 0; i < block; ++i) {
+      deviations.push_back(x.elements[row * block + i] - mean);
+      squares.push_back(deviations.back() * deviations.back());
+    }
+    const z3::expr root = call.semantics.apply("sqrt", sum_of(context, squares) * scale + epsilon);
+    factors.push_back(reciprocal(call.semantics, root));
+  }
+  return {generate(x.dims, [&](int64_t flat) {
+    z3::expr y = deviations[flat] * factors[flat / block] * broadcast_element(call.input(1), x.dims, flat);
+    return call.has_input(2) ? y + broadcast_element(call.input(2), x.dims, flat) : y;
   })};
 }
 

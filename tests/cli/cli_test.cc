@@ -247,6 +247,22 @@ TEST_CASE("the measured target tries its layout forms on what it writes, and mea
   CHECK_FALSE(nlohmann::json::parse(read_file(report))["result"].contains("layout_forms"));
 }
 
+TEST_CASE("a classifier reading one token gets its last layer computed at that token", "[cli]") {
+  // models/class_token_head.onnx: ViT's last layer and head. The narrowing rules move the class
+  // token's Gather above the layer (the report counts them); the output computes the same.
+  const Scratch scratch("narrowing");
+  const fs::path out = scratch.path() / "out.onnx";
+  const fs::path report = scratch.path() / "report.json";
+  Run run = graphsub("-q optimize " + model("class_token_head.onnx") + " -o " + out.string() +
+                     " --target cpu --check 2 --dim N=3 --report " + report.string());
+  INFO(run.err);
+  REQUIRE(run.status == 0);
+  const nlohmann::json json = nlohmann::json::parse(read_file(report));
+  CHECK(json["narrowing"]["rewrites"] == 12);
+  CHECK(json["result"]["written"] == "optimized");
+  CHECK(json["check"]["passed"] == true);
+}
+
 TEST_CASE("a result that is the input once written is not written as optimized", "[cli]") {
   // Relu(Conv(x, w, b)): the search fuses the Relu, export writes it as its own node again.
   const Scratch scratch("written_alike");

@@ -388,6 +388,26 @@ TEST_CASE("batch normalization is (x - mean) * recip(sqrt(var + eps)) * scale + 
   CHECK(provably_equal(semantics, y, {x.dims, expected}));
 }
 
+TEST_CASE("layer normalization is (x - mean) * recip(sqrt(var + eps)) * scale + bias per row", "[verify]") {
+  Semantics semantics;
+  const SymTensor x = semantics.variables("x", {2, 3});
+  const SymTensor scale = semantics.variables("scale", {3});
+  const SymTensor bias = semantics.variables("bias", {1});
+  const SymTensor y = run1(semantics, ir::OpKind::kLayerNormalization,
+                           attrs_of({{"axis", int64_t{1}}, {"epsilon", 1e-3f}, {"stash_type", int64_t{1}}}),
+                           {&x, &scale, &bias});
+  std::vector<z3::expr> expected;
+  for (int64_t row = 0; row < 2; ++row) {
+    const z3::expr* v = &x.elements[static_cast<std::size_t>(row * 3)];
+    const z3::expr mean = (v[0] + v[1] + v[2]) * semantics.context().real_val(1, 3);
+    const z3::expr var = ((v[0] - mean) * (v[0] - mean) + (v[1] - mean) * (v[1] - mean) + (v[2] - mean) * (v[2] - mean)) *
+                         semantics.context().real_val(1, 3);
+    const z3::expr factor = semantics.apply("recip", semantics.apply("sqrt", var + semantics.number(1e-3f)));
+    for (int64_t i = 0; i < 3; ++i) expected.push_back((v[i] - mean) * factor * scale.elements[i] + bias.elements[0]);
+  }
+  CHECK(provably_equal(semantics, y, {x.dims, expected}));
+}
+
 TEST_CASE("data movement matches the reference kernels", "[verify]") {
   const ir::Tensor x = testing::random_tensor({2, 3, 4}, 60);
   const ir::Tensor m = testing::random_tensor({2, 3}, 61);
