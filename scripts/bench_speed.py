@@ -127,6 +127,7 @@ def measure(graphsub, name, model, args):
             "model": name,
             "written": result.get("written"),
             "substitutions": len(first["search"]["substitutions"]),
+            "narrowing_rewrites": first.get("narrowing", {}).get("rewrites", 0),
             "optimize_cold_s": round(cold, 2),
             "optimize_warm_s": round(warm, 2),
             "warm_measured": second.get("measurement", {}).get("node_signatures_measured", 0)
@@ -157,7 +158,8 @@ def markdown(rows, environment):
             lines.append(f"| {row['model']} | error: {row['error']} | | | | | | | | |")
             continue
         written = "input (copied)" if row["copied_input"] else row["written"]
-        lines.append(f"| {row['model']} | {written} | {row['substitutions']} | "
+        narrowed = f" + {row['narrowing_rewrites']} narrowing" if row.get("narrowing_rewrites") else ""
+        lines.append(f"| {row['model']} | {written} | {row['substitutions']}{narrowed} | "
                      f"{row['original_ms']} ({row['original_p90_ms']}) | {row['optimized_ms']} ({row['optimized_p90_ms']}) | "
                      f"{row['speedup']:.3f}x | {row['optimize_cold_s']} / {row['optimize_warm_s']} | "
                      f"{row['warm_measured']} | {row['peak_mb']} | {row['ort_max_abs_diff']:.2g}"
