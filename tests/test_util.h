@@ -101,6 +101,13 @@ inline ir::NodeId add_inferred(ir::Graph& graph, ir::OpKind op, std::vector<ir::
   return graph.add_node(op, std::move(inputs), outputs, std::move(attrs));
 }
 
+/// How many live nodes of `op` the graph has.
+inline int count_of(const ir::Graph& graph, ir::OpKind op) {
+  int count = 0;
+  for (ir::NodeId id : graph.node_ids()) count += graph.node(id).op == op;
+  return count;
+}
+
 /// Runs one node of a modelled kind on the given inputs with the reference kernel.
 inline std::vector<ir::Tensor> run_op(ir::OpKind op, const ir::Attributes& attrs,
                                       const std::vector<const ir::Tensor*>& inputs) {

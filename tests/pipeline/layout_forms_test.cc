@@ -16,6 +16,7 @@ namespace graphsub {
 namespace {
 
 using testing::add_inferred;
+using testing::count_of;
 
 ir::ValueId output_of(ir::Graph& graph, ir::OpKind op, const std::vector<ir::ValueId>& inputs) {
   return graph.node(add_inferred(graph, op, inputs)).outputs[0];
@@ -35,12 +36,6 @@ ir::Graph squeeze_excitation(ir::Dim h, ir::Dim w) {
   graph.set_name(y, "y");
   graph.set_outputs({y});
   return graph;
-}
-
-int count_of(const ir::Graph& graph, ir::OpKind op) {
-  int count = 0;
-  for (ir::NodeId id : graph.node_ids()) count += graph.node(id).op == op;
-  return count;
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ namespace graphsub {
 namespace {
 
 using testing::add_inferred;
+using testing::count_of;
 
 /// [N, 5, 4] with the batch N symbolic, as exports write it.
 ir::TensorType tokens_type() {
@@ -79,12 +80,6 @@ bool computes_alike(const ir::Graph& before, const ir::Graph& after) {
   runtime::CheckOptions check;
   check.dims = {{"N", 2}};
   return runtime::check_equivalent(before, after, check).passed();
-}
-
-int count_of(const ir::Graph& graph, ir::OpKind op) {
-  int count = 0;
-  for (ir::NodeId id : graph.node_ids()) count += graph.node(id).op == op;
-  return count;
 }
 
 /// Where each rule applies: gather(op(...)) with the operands the rule's conditions describe.

@@ -156,12 +156,6 @@ bool refuses(const ir::Graph& graph, const std::string& rule) {
   return rewrite::Matcher::find(graph, rule_named(rule)).empty();
 }
 
-std::size_t count_ops(const ir::Graph& graph, ir::OpKind op) {
-  std::size_t count = 0;
-  for (ir::NodeId id : graph.node_ids()) count += graph.node(id).op == op ? 1 : 0;
-  return count;
-}
-
 // --- Graphs -----------------------------------------------------------------------------------
 
 /// x [1,3,9,9]; a convolution `merged` (6 filters) split on `split_axis` ([2,4] on channels, [4,5]
@@ -586,7 +580,7 @@ TEST_CASE("a chain of four residual convolutions merges into one", "[rules]") {
     CHECK(runtime::check_equivalent(before, *after).passed());
     graph = std::move(*after);
   }
-  CHECK(count_ops(graph, ir::OpKind::kConv) == 1);
+  CHECK(testing::count_of(graph, ir::OpKind::kConv) == 1);
   CHECK(rewrite::Matcher::find(graph, rule_named("merge-residual-convs-bias")).empty());
 }
 
@@ -603,7 +597,7 @@ TEST_CASE("a sum of four branches merges into one convolution of one concatenati
   }
   set_outputs(graph, {sum});
   const ir::Graph before = graph;
-  REQUIRE(count_ops(before, ir::OpKind::kConv) == 8);
+  REQUIRE(testing::count_of(before, ir::OpKind::kConv) == 8);
 
   const auto step = [&](const std::string& name, std::size_t expected_matches) {
     INFO(name);
@@ -618,8 +612,8 @@ TEST_CASE("a sum of four branches merges into one convolution of one concatenati
   step("merge-sum-of-convs-bias", 1);
   step("extend-sum-of-convs-bias", 1);
   step("extend-sum-of-convs-bias", 1);
-  CHECK(count_ops(graph, ir::OpKind::kConv) == 5);
-  CHECK(count_ops(graph, ir::OpKind::kAdd) == 3);  // Only the biases' sums are left.
+  CHECK(testing::count_of(graph, ir::OpKind::kConv) == 5);
+  CHECK(testing::count_of(graph, ir::OpKind::kAdd) == 3);  // Only the biases' sums are left.
   const ir::Node& last = graph.node(graph.value(graph.outputs()[0]).producer);
   REQUIRE(last.op == ir::OpKind::kConv);
   const ir::Value& input = graph.value(last.inputs[0]);
@@ -632,8 +626,8 @@ TEST_CASE("a sum of four branches merges into one convolution of one concatenati
   step("merge-convs-bias", 12);
   step("extend-merged-convs-bias", 2);
   step("extend-merged-convs-bias", 1);
-  CHECK(count_ops(graph, ir::OpKind::kConv) == 2);
-  CHECK(count_ops(graph, ir::OpKind::kSplit) == 1);
+  CHECK(testing::count_of(graph, ir::OpKind::kConv) == 2);
+  CHECK(testing::count_of(graph, ir::OpKind::kSplit) == 1);
 }
 
 }  // namespace graphsub
