@@ -76,6 +76,30 @@ def bert_base():
         {"batch": 1, "sequence": 32}
 
 
+def bert_classifier():
+    """BERT-base with a sequence-classification head (transformers' BertForSequenceClassification,
+    eager attention, 2 labels) on 32 tokens, returning its logits: the pooler reads token 0."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+
+    class Classifier(torch.nn.Module):
+        """The classifier's logits, called with keywords as the tracer cannot."""
+        def __init__(self):
+            super().__init__()
+            self.bert = BertForSequenceClassification(BertConfig(attn_implementation="eager", num_labels=2)).eval()
+
+        def forward(self, input_ids, attention_mask):
+            return self.bert(input_ids=input_ids, attention_mask=attention_mask).logits
+
+    torch.manual_seed(0)
+    model = Classifier().eval()
+    torch.manual_seed(0)
+    ids = torch.randint(0, 1000, (1, 32))
+    return model, (ids, torch.ones_like(ids)), ["input_ids", "attention_mask"], \
+        {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"}}, \
+        {"batch": 1, "sequence": 32}
+
+
 def rnn_lstm():
     """A 2-layer LSTM (input 128, hidden 256, batch first) over 32 steps, with a Linear head."""
     import torch
@@ -126,6 +150,7 @@ MODELS = {
     "mobilenet_v2": torchvision_model("mobilenet_v2"),
     "transformer_encoder": transformer_encoder,
     "bert_base": bert_base,
+    "bert_classifier": bert_classifier,
     "resnext50_32x4d": torchvision_model("resnext50_32x4d"),
     "densenet121": torchvision_model("densenet121"),
     "googlenet": torchvision_model("googlenet"),

@@ -252,23 +252,52 @@ EvalResult call(const Expr& expr, const EvalContext& context) {
   return success(*sizes);
 }
 
-/// shape(x)[i]: one dim, which must be known even where others (a symbolic batch) are not.
-EvalResult shape_dim(const Expr& expr, const EvalContext& context) {
+/// The dim that shape(x)[i] names, known or not; nullptr with the reason in `*error`, which a
+/// symbolic dim also gets in case the caller needs it static.
+const ir::Dim* dim_of(const Expr& expr, const EvalContext& context, std::string* error) {
   const std::string& name = expr.operands[0].text;
   const ir::Value* value = bound_value(name, context, nullptr);
-  if (!value) return failure("'" + name + "' is not a bound value");
+  if (!value) return *error = "'" + name + "' is not a bound value", nullptr;
   const ir::Shape& shape = value->type.shape;
-  if (!shape.rank_known) return failure("the rank of '" + name + "' is unknown");
+  if (!shape.rank_known) return *error = "the rank of '" + name + "' is unknown", nullptr;
   const EvalResult position = evaluate(expr.operands[1], context);
-  if (!position.ok()) return position;
+  if (!position.ok()) return *error = position.error, nullptr;
   const auto* i = std::get_if<int64_t>(&position.value);
-  if (!i) return failure("indexing needs a list and an int");
+  if (!i) return *error = "indexing needs a list and an int", nullptr;
   const auto rank = static_cast<int64_t>(shape.rank());
   const int64_t k = *i < 0 ? *i + rank : *i;
-  if (k < 0 || k >= rank) return failure("index " + std::to_string(*i) + " is out of range for shape(" + name + ")");
+  if (k < 0 || k >= rank) {
+    return *error = "index " + std::to_string(*i) + " is out of range for shape(" + name + ")", nullptr;
+  }
   const ir::Dim& dim = shape.dims[static_cast<std::size_t>(k)];
-  if (!dim.is_known()) return failure("dim " + std::to_string(*i) + " of '" + name + "' is not static: " + ir::to_string(shape));
-  return success(dim.value);
+  if (!dim.is_known()) *error = "dim " + std::to_string(*i) + " of '" + name + "' is not static: " + ir::to_string(shape);
+  return dim.is_known() || dim.is_symbolic() ? &dim : nullptr;
+}
+
+/// shape(x)[i]: one dim, which must be known even where others (a symbolic batch) are not.
+EvalResult shape_dim(const Expr& expr, const EvalContext& context) {
+  std::string error;
+  const ir::Dim* dim = dim_of(expr, context, &error);
+  if (!dim) return failure(error);
+  if (!dim->is_known()) return failure(error);
+  return success(dim->value);
+}
+
+bool is_shape_dim(const Expr& expr) {
+  return expr.kind == Expr::Kind::kIndex && expr.operands.at(0).kind == Expr::Kind::kShape;
+}
+
+/// `shape(x)[i] == shape(y)[j]` where a dim is symbolic: true when both are the same symbol (a
+/// symbol stands for one size wherever it appears), else evaluated as numbers (which fails on a
+/// symbol, so two different symbols never compare equal or unequal).
+std::optional<EvalResult> symbolic_dims_equal(const Expr& expr, const EvalContext& context) {
+  if (expr.text != "==" || !is_shape_dim(expr.operands.at(0)) || !is_shape_dim(expr.operands.at(1))) return std::nullopt;
+  std::string error;
+  const ir::Dim* a = dim_of(expr.operands[0], context, &error);
+  const ir::Dim* b = a ? dim_of(expr.operands[1], context, &error) : nullptr;
+  if (!a || !b) return failure(error);
+  if (a->is_symbolic() && b->is_symbolic() && a->symbol == b->symbol) return success(int64_t{1});
+  return std::nullopt;
 }
 
 /// sizes(xs..., axis): the dim at `axis` (negative from the end) of each value of a bound list.
@@ -345,6 +374,7 @@ EvalResult evaluate(const Expr& expr, const EvalContext& context) {
       return operand.ok() ? negate(operand.value) : operand;
     }
     case Expr::Kind::kBinary:
+      if (std::optional<EvalResult> equal = symbolic_dims_equal(expr, context)) return *equal;
       return with_operands(expr, context, [&](const EvalValue& lhs, const EvalValue& rhs) {
         return binary(expr.text, lhs, rhs);
       });

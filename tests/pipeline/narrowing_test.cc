@@ -1,7 +1,8 @@
-// Narrowing (rules/narrow.rules and pipeline::narrow): each rule moves a Gather above one op and
-// the graph computes what it did; a transformer's last layer read at one token is computed at that
-// token alone, Gathers of one value merged on the way; nothing moves where the gathered value is
-// read elsewhere or the Gather picks every entry; and the rules' proofs are current.
+// Narrowing (rules/narrow.rules and pipeline::narrow): each rule moves a Gather of one entry above
+// one op and the graph computes what it did; a transformer's last layer read at one token is
+// computed at that token alone, Gathers of one value merged on the way; nothing moves where the
+// gathered value is read elsewhere or the Gather picks more than one entry; and the rules' proofs
+// are current.
 #include <catch2/catch.hpp>
 
 #include <functional>
@@ -22,9 +23,10 @@ namespace {
 using testing::add_inferred;
 using testing::count_of;
 
-/// [N, 5, 4] with the batch N symbolic, as exports write it.
+/// [N, S, 4] with the batch N and the sequence S symbolic, as exports of transformers write them.
 ir::TensorType tokens_type() {
-  return ir::TensorType{ir::DataType::kFloat, ir::Shape{true, {ir::Dim::named("N"), ir::Dim::known(5), ir::Dim::known(4)}}};
+  return ir::TensorType{ir::DataType::kFloat,
+                        ir::Shape{true, {ir::Dim::named("N"), ir::Dim::named("S"), ir::Dim::known(4)}}};
 }
 
 struct Builder {
@@ -78,7 +80,7 @@ std::vector<rules::Rule> narrow_rules_named(const std::string& name) {
 
 bool computes_alike(const ir::Graph& before, const ir::Graph& after) {
   runtime::CheckOptions check;
-  check.dims = {{"N", 2}};
+  check.dims = {{"N", 2}, {"S", 5}};
   return runtime::check_equivalent(before, after, check).passed();
 }
 
@@ -114,8 +116,8 @@ const std::vector<RuleCase>& rule_cases() {
 TEST_CASE("each narrowing rule moves a Gather above its op, which then computes what it did", "[pipeline]") {
   CHECK(rule_cases().size() == rules::shipped_narrow_rules().size());
   for (const RuleCase& rule_case : rule_cases()) {
-    for (const std::vector<int64_t>& picks : {std::vector<int64_t>{}, std::vector<int64_t>{3, 0}}) {
-      INFO(rule_case.rule << (picks.empty() ? ", one token" : ", two tokens"));
+    for (const std::vector<int64_t>& picks : {std::vector<int64_t>{}, std::vector<int64_t>{3}}) {
+      INFO(rule_case.rule << (picks.empty() ? ", a scalar index" : ", a list of one index"));
       Builder builder;
       const ir::ValueId gathered = builder.gather(rule_case.make(builder), picks);
       const ir::Graph before = builder.done({gathered});
@@ -167,7 +169,7 @@ TEST_CASE("a transformer layer read at one token is computed at that token alone
   CHECK(computes_alike(before, *after));
 }
 
-TEST_CASE("no narrowing where the gathered value is read elsewhere or every entry is picked", "[pipeline]") {
+TEST_CASE("no narrowing where the gathered value is read elsewhere or more than one entry is picked", "[pipeline]") {
   {
     Builder b;
     const ir::ValueId r = b.op(ir::OpKind::kRelu, {b.input("x")});
@@ -176,7 +178,7 @@ TEST_CASE("no narrowing where the gathered value is read elsewhere or every entr
   }
   {
     Builder b;
-    const ir::Graph graph = b.done({b.gather(b.op(ir::OpKind::kRelu, {b.input("x")}), {0, 1, 2, 3, 4})});
+    const ir::Graph graph = b.done({b.gather(b.op(ir::OpKind::kRelu, {b.input("x")}), {0, 2})});
     CHECK_FALSE(pipeline::narrow(graph, rules::shipped_narrow_rules()));
   }
 }

@@ -25,6 +25,10 @@ struct Bound {
     values["w"] = graph.add_weight("w", ir::share(testing::random_tensor({3, 4}, 1)));
     values["ones"] = graph.add_weight("ones", ir::share(ir::Tensor::from_floats({2, 2}, {1, 1, 1, 1})));
     values["k"] = graph.add_weight("k", ir::share(ir::Tensor::from_int64s({}, {7})));
+    values["n2"] = graph.add_input("n2", ir::TensorType{ir::DataType::kFloat,
+                                                        ir::Shape{true, {ir::Dim::named("N"), ir::Dim::known(5)}}});
+    values["m"] = graph.add_input("m", ir::TensorType{ir::DataType::kFloat,
+                                                      ir::Shape{true, {ir::Dim::named("M"), ir::Dim::known(3)}}});
     lists["xs..."] = {values["x"], values["w"]};
   }
 
@@ -110,6 +114,17 @@ TEST_CASE("failures are errors, never exceptions") {
   CHECK(b.text("\"a\" + 1") == "error: '+' needs numbers or lists of numbers");
   CHECK(b.text("[1] < [2, 3]") == "error: '<' needs lists of one length");
   CHECK(b.text("1 ++ [2]") == "error: '++' needs two lists");
+}
+
+TEST_CASE("two dims of one symbol are equal; other symbolic dims compare as unknown") {
+  const Bound b;
+  CHECK(b.text("shape(n)[0] == shape(n2)[0]") == "1");
+  CHECK(b.text("shape(n)[-2] == shape(n2)[0]") == "1");
+  CHECK(b.text("shape(n)[1] == shape(m)[1]") == "1");  // both known
+  CHECK(b.text("shape(n)[1] == shape(n2)[1]") == "0");
+  CHECK(b.text("shape(n)[0] == shape(m)[0]") == "error: dim 0 of 'n' is not static: [N,3]");
+  CHECK(b.text("shape(n)[0] == shape(x)[0]") == "error: dim 0 of 'n' is not static: [N,3]");
+  CHECK(b.text("shape(n)[0] != shape(n2)[0]") == "error: dim 0 of 'n' is not static: [N,3]");
 }
 
 TEST_CASE("an order between lists holds when it holds for every element") {
