@@ -29,7 +29,8 @@ import time
 
 #: Sizes of the symbolic dims each export needs (the TorchScript exporter bakes some sizes into
 #: reshapes: those models run only at the sizes they were traced with).
-DIMS = {"transformer_encoder": {"batch": 2, "sequence": 16}, "bert_base": {"batch": 1, "sequence": 32}}
+DIMS = {"transformer_encoder": {"batch": 2, "sequence": 16}, "bert_base": {"batch": 1, "sequence": 32},
+        "bert_classifier": {"batch": 1, "sequence": 32}}
 
 
 def torch_model_names(chosen):

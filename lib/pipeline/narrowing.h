@@ -1,5 +1,5 @@
-// Narrowing before the search: a Gather that picks fewer entries than its axis holds, moved above
-// the ops that made its input (rules/narrow.rules), so they compute only the entries picked.
+// Narrowing before the search: a Gather that picks one entry of its axis, moved above
+// the ops that made its input (rules/narrow.rules), so they compute only the entry picked.
 #pragma once
 
 #include <optional>
