@@ -65,6 +65,8 @@ std::optional<ir::Graph> narrow(const ir::Graph& graph, const std::vector<rules:
     current = std::move(next);
   }
   if (rewrites) *rewrites = total;
+  // Merged Gathers only serve the rules: a graph no rule narrowed is left as it was.
+  if (total == 0) return std::nullopt;
   return current;
 }
 

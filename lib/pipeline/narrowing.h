@@ -17,8 +17,8 @@ namespace graphsub::pipeline {
 int merge_alike_gathers(ir::Graph& graph);
 
 /// `graph` with `rules` applied wherever they match and alike Gathers merged, in turn, until
-/// neither changes anything; `*rewrites` (when given) counts the rules applied. Nullopt when
-/// nothing changed.
+/// neither changes anything; `*rewrites` (when given) counts the rules applied. Nullopt when no
+/// rule applied (Gathers merged alone are not kept: they serve the rules).
 std::optional<ir::Graph> narrow(const ir::Graph& graph, const std::vector<rules::Rule>& rules, int* rewrites = nullptr);
 
 }  // namespace graphsub::pipeline

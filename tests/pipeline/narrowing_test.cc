@@ -181,6 +181,14 @@ TEST_CASE("no narrowing where the gathered value is read elsewhere or more than 
     const ir::Graph graph = b.done({b.gather(b.op(ir::OpKind::kRelu, {b.input("x")}), {0, 2})});
     CHECK_FALSE(pipeline::narrow(graph, rules::shipped_narrow_rules()));
   }
+  {
+    // Two alike Gathers of an input: nothing to narrow, so they are not merged either.
+    Builder b;
+    const ir::ValueId x = b.input("x");
+    int rewrites = -1;
+    CHECK_FALSE(pipeline::narrow(b.done({b.gather(x), b.gather(x)}), rules::shipped_narrow_rules(), &rewrites));
+    CHECK(rewrites == 0);
+  }
 }
 
 TEST_CASE("Gathers of one value that pick the same entries are merged, others kept", "[pipeline]") {
