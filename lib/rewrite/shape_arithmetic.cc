@@ -158,6 +158,59 @@ std::optional<ShapeValue> binary(ir::OpKind op, const ShapeValue& a, const Shape
   return out;
 }
 
+/// Equal of two elements: decided for two known integers, for one symbol (a dim equals itself),
+/// and for a symbol against a negative number (a dim never is); else unknown.
+Element equal(const Element& a, const Element& b) {
+  if (a.known && b.known) return Element::of(a.value == b.value ? 1 : 0);
+  if (a.is_symbol() && b.is_symbol() && a.symbol == b.symbol) return Element::of(1);
+  if ((a.is_symbol() && b.known && b.value < 0) || (b.is_symbol() && a.known && a.value < 0)) return Element::of(0);
+  return Element{};
+}
+
+std::optional<ShapeValue> equality(const ShapeValue& a, const ShapeValue& b) {
+  const std::size_t size = std::max(a.elements.size(), b.elements.size());
+  if (a.elements.size() != b.elements.size() && a.elements.size() != 1 && b.elements.size() != 1) return std::nullopt;
+  ShapeValue out{{}, a.scalar && b.scalar};
+  for (std::size_t i = 0; i < size; ++i) {
+    out.elements.push_back(equal(a.elements[a.elements.size() == 1 ? 0 : i], b.elements[b.elements.size() == 1 ? 0 : i]));
+  }
+  return out;
+}
+
+/// Where(cond, x, y) element by element (one-element operands broadcast): x's element where the
+/// condition is known true, y's where known false, unknown otherwise.
+std::optional<ShapeValue> where(const ShapeValue& cond, const ShapeValue& x, const ShapeValue& y) {
+  const std::size_t size = std::max({cond.elements.size(), x.elements.size(), y.elements.size()});
+  for (const ShapeValue* operand : {&cond, &x, &y}) {
+    if (operand->elements.size() != size && operand->elements.size() != 1) return std::nullopt;
+  }
+  auto at = [](const ShapeValue& v, std::size_t i) { return v.elements[v.elements.size() == 1 ? 0 : i]; };
+  ShapeValue out{{}, cond.scalar && x.scalar && y.scalar};
+  for (std::size_t i = 0; i < size; ++i) {
+    const Element c = at(cond, i);
+    out.elements.push_back(!c.known ? Element{} : c.value != 0 ? at(x, i) : at(y, i));
+  }
+  return out;
+}
+
+/// ConstantOfShape of a known one-dimensional shape, filled with an integer value.
+std::optional<ShapeValue> constant_of_shape(const ir::Node& node, const ShapeValue& shape) {
+  const ir::AttrValue* attr = node.attrs.find("value");
+  const auto* value = attr ? std::get_if<ir::TensorPtr>(attr) : nullptr;
+  if (!value || !*value || !is_index_type((*value)->dtype()) || (*value)->num_elements() != 1) return std::nullopt;
+  if (shape.scalar || shape.elements.size() != 1 || !shape.all_known()) return std::nullopt;
+  const int64_t count = shape.elements[0].value;
+  if (count < 0 || static_cast<std::size_t>(count) > kMaxElements) return std::nullopt;
+  return ShapeValue{std::vector<Element>(static_cast<std::size_t>(count), Element::of((*value)->to_int64s()[0])), false};
+}
+
+/// A Reshape of a vector to [-1] (as exporters flatten a computed shape) keeps its elements.
+bool flattens_vector(const ir::Node& node, const ShapeValue& data, const std::optional<ShapeValue>& target) {
+  if (data.scalar) return false;
+  if (target) return target->all_known() && target->sizes() == std::vector<int64_t>{-1};
+  return node.inputs.size() == 1 && node.attrs.get_ints("shape", {}) == std::vector<int64_t>{-1};
+}
+
 /// The shape value a modelled node computes, if its inputs have one.
 std::optional<ShapeValue> evaluate(const ir::Graph& graph, const ir::Node& node, const Values& values) {
   auto input = [&](std::size_t i) -> const std::optional<ShapeValue>& {
@@ -184,6 +237,12 @@ std::optional<ShapeValue> evaluate(const ir::Graph& graph, const ir::Node& node,
     case ir::OpKind::kSub:
     case ir::OpKind::kMul:
     case ir::OpKind::kDiv: return input(1) ? binary(node.op, first, *input(1)) : std::nullopt;
+    case ir::OpKind::kEqual: return input(1) ? equality(first, *input(1)) : std::nullopt;
+    case ir::OpKind::kWhere: return input(1) && input(2) ? where(first, *input(1), *input(2)) : std::nullopt;
+    case ir::OpKind::kConstantOfShape: return operands == 1 ? constant_of_shape(node, first) : std::nullopt;
+    case ir::OpKind::kReshape:
+      if (!flattens_vector(node, first, operands > 1 ? input(1) : std::nullopt)) return std::nullopt;
+      return ShapeValue{first.elements, false};
     default: return std::nullopt;
   }
 }
@@ -192,6 +251,13 @@ ir::TensorPtr tensor_of(const ShapeValue& value, ir::DataType dtype) {
   const std::vector<int64_t> dims = value.scalar ? std::vector<int64_t>{}
                                                  : std::vector<int64_t>{static_cast<int64_t>(value.elements.size())};
   if (dtype == ir::DataType::kInt64) return ir::share(ir::Tensor::from_int64s(dims, value.sizes()));
+  if (dtype == ir::DataType::kBool) {
+    ir::Tensor tensor(ir::DataType::kBool, dims);
+    for (std::size_t i = 0; i < value.elements.size(); ++i) {
+      tensor.mutable_data<uint8_t>()[i] = value.elements[i].value != 0 ? 1 : 0;
+    }
+    return ir::share(std::move(tensor));
+  }
   ir::Tensor tensor(ir::DataType::kInt32, dims);
   for (std::size_t i = 0; i < value.elements.size(); ++i) {
     tensor.mutable_data<int32_t>()[i] = static_cast<int32_t>(value.elements[i].value);
@@ -258,8 +324,10 @@ class Resolver {
     refine_outputs(id);
     if (const std::optional<ir::NodeId> replaced = decide_operands(id)) id = *replaced;
     refine_computed_reshape(id);
+    refine_computed_expand(id);
     const ir::Node& node = graph_.node(id);
-    if (node.outputs.size() != 1 || !is_index_type(graph_.value(node.outputs[0]).type.dtype)) return;
+    const ir::DataType dtype = node.outputs.size() == 1 ? graph_.value(node.outputs[0]).type.dtype : ir::DataType::kUndefined;
+    if (!is_index_type(dtype) && dtype != ir::DataType::kBool) return;
     values_.resize(static_cast<std::size_t>(graph_.value_capacity()));
     std::optional<ShapeValue> value = evaluate(graph_, node, values_);
     if (value && value->elements.size() <= kMaxElements) value_of(node.outputs[0]) = std::move(value);
@@ -276,6 +344,37 @@ class Resolver {
     for (std::size_t i = 0; i < target.elements.size(); ++i) {
       const Element& e = target.elements[i];
       if (e.known && e.value > 0 && !type.shape.dims[i].is_known()) type.shape.dims[i] = ir::Dim::known(e.value);
+    }
+    graph_.set_type(node.outputs[0], type);
+  }
+
+  /// An Expand to a computed shape has the dims broadcasting gives where that shape's entries
+  /// are known sizes or symbols: an entry of 1 keeps the input's dim, an input dim of 1 takes
+  /// the entry, and equal dims stay.
+  void refine_computed_expand(ir::NodeId id) {
+    const ir::Node& node = graph_.node(id);
+    if (node.op != ir::OpKind::kExpand || node.inputs.size() != 2 || !value_of(node.inputs[1])) return;
+    const ShapeValue& target = *value_of(node.inputs[1]);
+    const ir::Shape& input = graph_.value(node.inputs[0]).type.shape;
+    ir::TensorType type = graph_.value(node.outputs[0]).type;
+    const std::size_t rank = std::max(input.rank(), target.elements.size());
+    if (target.scalar || !input.rank_known || !type.shape.rank_known || type.shape.rank() != rank) return;
+    for (std::size_t i = 0; i < rank; ++i) {
+      ir::Dim& out = type.shape.dims[i];
+      if (out.is_known() || out.is_symbolic()) continue;
+      const std::size_t input_start = rank - input.rank();
+      const std::size_t target_start = rank - target.elements.size();
+      const ir::Dim in = i >= input_start ? input.dims[i - input_start] : ir::Dim::known(1);
+      const Element entry = i >= target_start ? target.elements[i - target_start] : Element::of(1);
+      const ir::Dim wanted = entry.known ? ir::Dim::known(entry.value) : entry.is_symbol() ? ir::Dim::named(entry.symbol)
+                                                                                           : ir::Dim{};
+      if (entry.known && entry.value == 1) {
+        out = in;
+      } else if (in.is_known() && in.value == 1) {
+        out = wanted;
+      } else if (in == wanted) {
+        out = in;
+      }
     }
     graph_.set_type(node.outputs[0], type);
   }

@@ -129,3 +129,52 @@ TEST_CASE("shape arithmetic: a computed size read as data becomes a weight", "[s
 
 }  // namespace
 }  // namespace graphsub
+
+namespace graphsub {
+namespace {
+
+using namespace testing::shapes;
+using testing::add_inferred;
+
+/// torch's token.expand(n, -1, -1) as the TorchScript exporter writes it (ViT's class token):
+///   r = Reshape(Concat(dim 0 of x, [-1], [-1]), [-1]);  ones = ConstantOfShape(Shape(r), 1)
+///   Expand(token, Where(Equal(r, ones * -1), ones, r))        token [1, 1, 4], x [N, 5, 4]
+ir::Graph class_token_expand(const std::vector<ir::Dim>& x_dims) {
+  ir::Graph graph;
+  const ir::ValueId x = input(graph, "x", x_dims);
+  const ir::ValueId token = input(graph, "token", {ir::Dim::known(1), ir::Dim::known(1), ir::Dim::known(4)});
+  const ir::ValueId parts = concat(graph, {dim_of(graph, x, 0), ints(graph, {1}, {-1}), ints(graph, {1}, {-1})});
+  const ir::ValueId r = first(graph, runtime_reshape(graph, parts, ints(graph, {1}, {-1})));
+  const ir::ValueId shape = first(graph, add_inferred(graph, ir::OpKind::kShape, {r}, attr("start", int64_t{0})));
+  const ir::ValueId ones = first(graph, add_inferred(graph, ir::OpKind::kConstantOfShape, {shape},
+                                                     attr("value", ir::share(ir::Tensor::from_int64s({1}, {1})))));
+  const ir::ValueId minus = first(graph, add_inferred(graph, ir::OpKind::kMul, {ones, ints(graph, {}, {-1})}));
+  const ir::ValueId equal = first(graph, add_inferred(graph, ir::OpKind::kEqual, {r, minus}));
+  const ir::ValueId sizes = first(graph, add_inferred(graph, ir::OpKind::kWhere, {equal, ones, r}));
+  const ir::ValueId expanded = first(graph, add_inferred(graph, ir::OpKind::kExpand, {token, sizes}));
+  graph.set_name(expanded, "y");
+  graph.set_outputs({expanded});
+  return graph;
+}
+
+}  // namespace
+
+TEST_CASE("shape arithmetic: an expand of a class token over the batch is evaluated", "[shape_arithmetic]") {
+  // At known sizes (the measuring instance), Equal, Where and ConstantOfShape are evaluated: the
+  // Expand's shape is a constant [2, 1, 1] and every node of its computation goes.
+  const ir::Graph known = class_token_expand({ir::Dim::known(2), ir::Dim::known(5), ir::Dim::known(4)});
+  rewrite::KnownValues values;
+  const ir::Graph resolved = rewrite::resolve_shape_arithmetic(known, nullptr, &values);
+  CHECK(resolved.node_count() == 1);
+  CHECK(ir::to_string(resolved.value(resolved.outputs()[0]).type.shape) == "[2,1,4]");
+  require_same_values(known, resolved, {});
+  // With the batch symbolic, [N, 1, 1] is not all known: the computation stays, computing the
+  // same, and the Expand's result is typed [N, 1, 4] from it.
+  const ir::Graph symbolic = class_token_expand({ir::Dim::named("N"), ir::Dim::known(5), ir::Dim::known(4)});
+  const ir::Graph kept = rewrite::resolve_shape_arithmetic(symbolic);
+  CHECK(kept.node_count() > 1);
+  CHECK(ir::to_string(kept.value(kept.outputs()[0]).type.shape) == "[N,1,4]");
+  require_same_values(symbolic, kept, {{"N", 3}});
+}
+
+}  // namespace graphsub
