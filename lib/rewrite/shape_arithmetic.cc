@@ -433,7 +433,7 @@ class Resolver {
     }
   }
 
-  /// Every known computed value that something other than shape arithmetic reads becomes a weight.
+  /// Every known computed value that a node staying in the graph reads becomes a weight.
   void replace_known() {
     const std::vector<ir::ValueId>& outputs = graph_.outputs();
     const auto consumers = graph_.consumers();
@@ -443,9 +443,10 @@ class Resolver {
       if (!values_[value] || !values_[value]->all_known() || !graph_.has_value(value)) continue;
       if (graph_.value(value).kind != ir::ValueKind::kIntermediate) continue;
       if (std::find(outputs.begin(), outputs.end(), value) != outputs.end()) continue;
+      // Read by a node that stays: one without a shape value, or whose value is not all known.
       const bool read_outside = std::any_of(consumers[value].begin(), consumers[value].end(), [&](const auto& use) {
         const ir::Node& consumer = graph_.node(use.first);
-        return consumer.outputs.size() != 1 || !values_[consumer.outputs[0]];
+        return consumer.outputs.size() != 1 || !values_[consumer.outputs[0]] || !values_[consumer.outputs[0]]->all_known();
       });
       if (!read_outside) continue;
       const ir::Value& computed = graph_.value(value);
