@@ -22,7 +22,7 @@ using KnownValues = std::map<std::string, ir::TensorPtr>;
 
 /// The graph with its shape arithmetic resolved where the value types decide it. Exporters build
 /// Reshape targets and Slice bounds at run time (Shape, Gather, Unsqueeze, Concat, integer
-/// Add/Sub/Mul/Div, Slice, Squeeze, Cast) because a dim is symbolic; a runtime that cannot fold
+/// Add/Sub/Mul/Div, Slice, Squeeze, Cast, Equal, Where, ConstantOfShape) because a dim is symbolic; a runtime that cannot fold
 /// them runs a dozen tiny nodes per Reshape. This evaluates those chains over dims that are
 /// either known sizes or named symbols:
 ///
