@@ -53,51 +53,43 @@ def transformer_encoder():
         {"batch": 2, "sequence": 16}
 
 
-def bert_base():
-    """BERT-base (transformers, eager attention) on 32 tokens, returning its last hidden state."""
+def keyword_bert(make, call):
+    """A transformers BERT model from make() (random weights) on 1 x 32 tokens, traced through
+    call(model, input_ids, attention_mask), which passes keywords as the tracer cannot."""
     import torch
-    from transformers import BertConfig, BertModel
 
-    class Encoder(torch.nn.Module):
-        """BERT-base returning its last hidden state, called with keywords as the tracer cannot."""
+    class Keywords(torch.nn.Module):
+        """make()'s model, called by call with keyword arguments."""
         def __init__(self):
             super().__init__()
-            self.bert = BertModel(BertConfig(attn_implementation="eager")).eval()
+            self.bert = make().eval()
 
         def forward(self, input_ids, attention_mask):
-            return self.bert(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).last_hidden_state
+            return call(self.bert, input_ids, attention_mask)
 
     torch.manual_seed(0)
-    model = Encoder().eval()
+    model = Keywords().eval()
     torch.manual_seed(0)
     ids = torch.randint(0, 1000, (1, 32))
     return model, (ids, torch.ones_like(ids)), ["input_ids", "attention_mask"], \
         {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"}}, \
         {"batch": 1, "sequence": 32}
+
+
+def bert_base():
+    """BERT-base (transformers, eager attention) on 32 tokens, returning its last hidden state."""
+    from transformers import BertConfig, BertModel
+    return keyword_bert(lambda: BertModel(BertConfig(attn_implementation="eager")),
+                        lambda bert, ids, mask: bert(input_ids=ids, attention_mask=mask,
+                                                     use_cache=False).last_hidden_state)
 
 
 def bert_classifier():
     """BERT-base with a sequence-classification head (transformers' BertForSequenceClassification,
     eager attention, 2 labels) on 32 tokens, returning its logits: the pooler reads token 0."""
-    import torch
     from transformers import BertConfig, BertForSequenceClassification
-
-    class Classifier(torch.nn.Module):
-        """The classifier's logits, called with keywords as the tracer cannot."""
-        def __init__(self):
-            super().__init__()
-            self.bert = BertForSequenceClassification(BertConfig(attn_implementation="eager", num_labels=2)).eval()
-
-        def forward(self, input_ids, attention_mask):
-            return self.bert(input_ids=input_ids, attention_mask=attention_mask).logits
-
-    torch.manual_seed(0)
-    model = Classifier().eval()
-    torch.manual_seed(0)
-    ids = torch.randint(0, 1000, (1, 32))
-    return model, (ids, torch.ones_like(ids)), ["input_ids", "attention_mask"], \
-        {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"}}, \
-        {"batch": 1, "sequence": 32}
+    return keyword_bert(lambda: BertForSequenceClassification(BertConfig(attn_implementation="eager", num_labels=2)),
+                        lambda bert, ids, mask: bert(input_ids=ids, attention_mask=mask).logits)
 
 
 def rnn_lstm():
