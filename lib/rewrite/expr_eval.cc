@@ -278,8 +278,7 @@ const ir::Dim* dim_of(const Expr& expr, const EvalContext& context, std::string*
 EvalResult shape_dim(const Expr& expr, const EvalContext& context) {
   std::string error;
   const ir::Dim* dim = dim_of(expr, context, &error);
-  if (!dim) return failure(error);
-  if (!dim->is_known()) return failure(error);
+  if (!dim || !dim->is_known()) return failure(error);
   return success(dim->value);
 }
 
