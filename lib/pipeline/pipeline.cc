@@ -342,7 +342,7 @@ class Run {
     }
     const ir::Graph* best = &result.best;
     Json bare_json;
-    if (verdict.comparison && result.best.model_info() && target_.spec.name == "onnxruntime-cpu") {
+    if (verdict.comparison && result.best.model_info() && target_.spec.reads_value_info) {
       // The same graph exported without value_info: measured, and kept when it is the faster
       // (onnxruntime's fusions depend on value_info; the CUDA executor reads none).
       ir::Graph bare = with_value_info(result.best, false);
@@ -386,7 +386,7 @@ class Run {
   /// else `chosen`. The search never picks them: each costs more as a single operator, and what
   /// it saves (the runtime keeping a blocked layout across it) only shows in the whole graph.
   const ir::Graph& with_layout_forms(const ir::Graph& chosen, Measurer& measurer, Json& written) {
-    if (target_.spec.name != "onnxruntime-cpu") return chosen;
+    if (!target_.spec.layout_forms) return chosen;
     int applied = 0;
     std::optional<ir::Graph> formed = apply_everywhere(chosen, rules::shipped_layout_rules(), &applied);
     if (!formed) return chosen;

@@ -18,6 +18,12 @@ struct TargetSpec {
   std::string device;       ///< The analytical device: the estimate itself, or the fallback for what
                             ///< cannot be measured.
   std::string description;  ///< One line for --help and the report.
+  /// The runtime's own fusions depend on the value_info written with the model, so a result is
+  /// measured exported with and without it (onnxruntime; the CUDA executor reads none).
+  bool reads_value_info = false;
+  /// The runtime has layout forms (rules/layout.rules, onnxruntime's NCHWc transformer), tried
+  /// on the graph about to be written.
+  bool layout_forms = false;
 };
 
 /// Every target, the measured ones first: onnxruntime-cpu, cuda; the estimates v100, a100, h100, cpu.

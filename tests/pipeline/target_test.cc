@@ -100,5 +100,15 @@ TEST_CASE("default cache files are per setup", "[pipeline]") {
   CHECK_THAT(pipeline::default_cache_path(a), Catch::StartsWith(pipeline::default_cache_dir() + "/onnxruntime-cpu-"));
 }
 
+TEST_CASE("only onnxruntime's target reads value_info and has layout forms", "[pipeline]") {
+  CHECK(pipeline::target_by_name("onnxruntime-cpu").reads_value_info);
+  CHECK(pipeline::target_by_name("onnxruntime-cpu").layout_forms);
+  for (const char* name : {"cuda", "v100", "a100", "h100", "cpu"}) {
+    INFO(name);
+    CHECK_FALSE(pipeline::target_by_name(name).reads_value_info);
+    CHECK_FALSE(pipeline::target_by_name(name).layout_forms);
+  }
+}
+
 }  // namespace
 }  // namespace graphsub
