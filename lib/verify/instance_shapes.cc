@@ -301,6 +301,19 @@ std::string propose_gather(NodeDraw& draw) {
   return {};
 }
 
+/// ReduceMean: the data drawn, a sorted set of axes of it and keepdims.
+std::string propose_reduce(NodeDraw& draw) {
+  const Dims x = shape_input(draw, 0);
+  Dims axes;
+  for (int64_t axis = 0; axis < static_cast<int64_t>(x.size()); ++axis) {
+    if (chance(draw, 0.5)) axes.push_back(axis);
+  }
+  if (axes.empty() && !x.empty()) axes.push_back(static_cast<int64_t>(x.size()) - 1);
+  pick(draw, "axes", axes);
+  pick(draw, "keepdims", int64_t{chance(draw, 0.5) ? 1 : 0});
+  return {};
+}
+
 /// LayerNormalization: X drawn, an axis, and Scale and B of X's normalized dims.
 std::string propose_layer_norm(NodeDraw& draw) {
   pick(draw, "epsilon", one_of<float>(draw, {1e-5f, 1e-3f}));
@@ -660,6 +673,8 @@ const std::vector<OpDraw>& op_draws() {
       {ir::OpKind::kTanh, 1, 1, propose_unary, same_rank},
       {ir::OpKind::kExp, 1, 1, propose_unary, same_rank},
       {ir::OpKind::kErf, 1, 1, propose_unary, same_rank},
+      {ir::OpKind::kPow, 2, 2, propose_binary, same_rank},
+      {ir::OpKind::kReduceMean, 1, 1, propose_reduce, no_ranks},
       {ir::OpKind::kGather, 2, 2, propose_gather, no_ranks},
       {ir::OpKind::kLayerNormalization, 2, 3, propose_layer_norm, no_ranks},
       {ir::OpKind::kNeg, 1, 1, propose_unary, same_rank},

@@ -52,6 +52,7 @@ symbolic::SymbolicOp find_op(ir::OpKind kind) {
     case OpKind::kSub: return s::sub;
     case OpKind::kMul: return s::mul;
     case OpKind::kDiv: return s::div;
+    case OpKind::kPow: return s::pow;
     case OpKind::kMax: return s::max;
     case OpKind::kMin: return s::min;
     case OpKind::kSum: return s::sum;

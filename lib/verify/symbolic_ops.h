@@ -70,6 +70,9 @@ std::vector<SymTensor> sub(const OpCall& call);
 std::vector<SymTensor> mul(const OpCall& call);
 /// a * recip(b), broadcast.
 std::vector<SymTensor> div(const OpCall& call);
+/// base ** e for a numeral exponent, broadcast: exact products for 1, 2 and 3, else the
+/// uninterpreted function "pow[e]" of the base.
+std::vector<SymTensor> pow(const OpCall& call);
 /// ite(a >= b, a, b), broadcast.
 std::vector<SymTensor> max(const OpCall& call);
 /// ite(a <= b, a, b), broadcast.

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
+#include <sstream>
 #include <string>
 
 #include "ops/common.h"
@@ -142,6 +143,25 @@ std::vector<SymTensor> mul(const OpCall& call) { return broadcast(call, times); 
 std::vector<SymTensor> div(const OpCall& call) {
   const SymTensor inverse = reciprocals(call.semantics, call.input(1));
   return {broadcast(call.input(0), inverse, call.output_dims(0), times)};
+}
+
+std::vector<SymTensor> pow(const OpCall& call) {
+  const ir::Tensor exponents = numbers_of(call.input(1), ir::DataType::kDouble, "Pow's exponent");
+  if (exponents.num_elements() == 0) throw NoSemantics("Pow with no exponent");
+  const double e = exponents.element_as_double(0);
+  for (int64_t i = 1; i < exponents.num_elements(); ++i) {
+    if (exponents.element_as_double(i) != e) throw NoSemantics("Pow with several exponents");
+  }
+  std::ostringstream name;
+  name << "pow[" << e << "]";
+  Semantics& semantics = call.semantics;
+  // Small whole exponents are exact products; any other is the function "pow[e]" of the base.
+  return {broadcast(call.input(0), call.input(1), call.output_dims(0), [&](const z3::expr& x, const z3::expr&) {
+    if (e == 1) return x;
+    if (e == 2) return x * x;
+    if (e == 3) return x * x * x;
+    return semantics.apply(name.str(), x);
+  })};
 }
 
 std::vector<SymTensor> max(const OpCall& call) {

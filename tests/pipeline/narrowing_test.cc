@@ -37,6 +37,16 @@ struct Builder {
   ir::ValueId weight(const std::string& name, const std::vector<int64_t>& dims) {
     return graph.add_weight(name, ir::share(testing::random_tensor(dims, seed++, 0.5f, 1.5f)));
   }
+  ir::ValueId constant(const std::string& name, float value) {
+    return graph.add_weight(name, ir::share(ir::Tensor::from_floats({}, {value})));
+  }
+  /// The mean over the last axis, kept as a dim of 1 (as a decomposed layer norm takes it).
+  ir::ValueId reduce_mean(ir::ValueId x) {
+    ir::Attributes attrs;
+    attrs.set("axes", std::vector<int64_t>{2});
+    attrs.set("keepdims", int64_t{1});
+    return op(ir::OpKind::kReduceMean, {x}, attrs);
+  }
   ir::ValueId indices(const std::string& name, const std::vector<int64_t>& dims, const std::vector<int64_t>& values) {
     return graph.add_weight(name, ir::share(ir::Tensor::from_int64s(dims, values)));
   }
@@ -107,6 +117,13 @@ const std::vector<RuleCase>& rule_cases() {
       {"gather-of-matmul", [](Builder& b) { return b.mat_mul(b.input("x"), b.weight("w", {4, 6})); }},
       {"gather-of-layer-norm",
        [](Builder& b) { return b.layer_norm(b.input("x"), b.weight("g", {4}), b.weight("b", {4})); }},
+      {"gather-of-sub", [](Builder& b) { return b.op(ir::OpKind::kSub, {b.input("x"), b.input("z")}); }},
+      {"gather-of-sub-trailing",
+       [](Builder& b) { return b.op(ir::OpKind::kSub, {b.input("x"), b.weight("mean", {4})}); }},
+      {"gather-of-div", [](Builder& b) { return b.op(ir::OpKind::kDiv, {b.input("x"), b.input("z")}); }},
+      {"gather-of-sqrt", [](Builder& b) { return b.op(ir::OpKind::kSqrt, {b.input("x")}); }},
+      {"gather-of-square", [](Builder& b) { return b.op(ir::OpKind::kPow, {b.input("x"), b.constant("two", 2.0f)}); }},
+      {"gather-of-reduce-mean", [](Builder& b) { return b.reduce_mean(b.input("x")); }},
   };
   return cases;
 }
@@ -165,6 +182,29 @@ TEST_CASE("a transformer layer read at one token is computed at that token alone
     } else {
       CHECK(after->value(node.outputs[0]).type.shape.rank() == 2);
     }
+  }
+  CHECK(computes_alike(before, *after));
+}
+
+TEST_CASE("a layer norm as older exports decompose it is computed at the token read", "[pipeline]") {
+  // (x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) * g + b, as torch writes LayerNorm below
+  // opset 17: x and the deviation are each read twice.
+  Builder b;
+  const ir::ValueId x = b.input("x");
+  const ir::ValueId deviation = b.op(ir::OpKind::kSub, {x, b.reduce_mean(x)});
+  const ir::ValueId variance = b.reduce_mean(b.op(ir::OpKind::kPow, {deviation, b.constant("two", 2.0f)}));
+  const ir::ValueId root = b.op(ir::OpKind::kSqrt, {b.op(ir::OpKind::kAdd, {variance, b.constant("eps", 1e-5f)})});
+  const ir::ValueId normalized = b.op(ir::OpKind::kDiv, {deviation, root});
+  const ir::ValueId y = b.op(ir::OpKind::kAdd, {b.op(ir::OpKind::kMul, {normalized, b.weight("g", {4})}), b.weight("b", {4})});
+  const ir::Graph before = b.done({b.gather(y)});
+  int rewrites = 0;
+  const std::optional<ir::Graph> after = pipeline::narrow(before, rules::shipped_narrow_rules(), &rewrites);
+  REQUIRE(after);
+  CHECK(rewrites == 9);
+  CHECK(count_of(*after, ir::OpKind::kGather) == 1);
+  for (ir::NodeId id : after->node_ids()) {
+    const ir::Node& node = after->node(id);
+    if (node.op == ir::OpKind::kGather) CHECK(after->value(node.inputs[0]).kind == ir::ValueKind::kInput);
   }
   CHECK(computes_alike(before, *after));
 }

@@ -408,6 +408,20 @@ TEST_CASE("layer normalization is (x - mean) * recip(sqrt(var + eps)) * scale + 
   CHECK(provably_equal(semantics, y, {x.dims, expected}));
 }
 
+TEST_CASE("Pow with a constant exponent: products for 2 and 3, a function of the base otherwise", "[verify]") {
+  const ir::Tensor x = testing::random_tensor({2, 3}, 70);
+  check_matches_kernel(ir::OpKind::kPow, {}, {x, ir::Tensor::from_floats({}, {2.0f})});
+  check_matches_kernel(ir::OpKind::kPow, {}, {x, ir::Tensor::from_floats({3}, {3.0f, 3.0f, 3.0f})});
+  Semantics semantics;
+  const SymTensor v = semantics.variables("v", {2});
+  const SymTensor half = semantics.constant(ir::Tensor::from_floats({}, {0.5f}));
+  const SymTensor y = run1(semantics, ir::OpKind::kPow, {}, {&v, &half});
+  CHECK(provably_equal(semantics, y, {v.dims, {semantics.apply("pow[0.5]", v.elements[0]),
+                                               semantics.apply("pow[0.5]", v.elements[1])}}));
+  const SymTensor mixed = semantics.constant(ir::Tensor::from_floats({2}, {2.0f, 3.0f}));
+  CHECK_THROWS_AS(run1(semantics, ir::OpKind::kPow, {}, {&v, &mixed}), NoSemantics);
+}
+
 TEST_CASE("data movement matches the reference kernels", "[verify]") {
   const ir::Tensor x = testing::random_tensor({2, 3, 4}, 60);
   const ir::Tensor m = testing::random_tensor({2, 3}, 61);
