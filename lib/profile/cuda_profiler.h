@@ -21,7 +21,6 @@ class CudaProfiler : public Profiler {
   explicit CudaProfiler(uint32_t seed = 0);
 
   const cost::CacheHeader& header() const override { return header_; }
-  const std::string& backend() const override { return header_.target; }
   std::vector<Timing> time_graphs(const std::vector<const ir::Graph*>& graphs, const cost::DimSizes& sizes,
                                   const TimingLimits& limits) override;
   std::vector<Timing> time_models(const std::vector<Model>& models, const cost::DimSizes& sizes,

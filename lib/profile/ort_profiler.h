@@ -34,7 +34,6 @@ class OrtProfiler : public Profiler {
   explicit OrtProfiler(OrtSettings settings, const std::string& python = default_python());
 
   const cost::CacheHeader& header() const override { return header_; }
-  const std::string& backend() const override { return header_.target; }
   std::vector<Timing> time_graphs(const std::vector<const ir::Graph*>& graphs, const cost::DimSizes& sizes,
                                   const TimingLimits& limits) override;
   std::vector<Timing> time_models(const std::vector<Model>& models, const cost::DimSizes& sizes,

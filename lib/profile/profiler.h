@@ -21,8 +21,8 @@ class Profiler {
 
   /// Where and how this profiler measures: the header of the cost cache its numbers go to.
   virtual const cost::CacheHeader& header() const = 0;
-  /// The backend named in its cache entries ("onnxruntime-cpu").
-  virtual const std::string& backend() const = 0;
+  /// The backend named in its cache entries: its header's target ("onnxruntime-cpu").
+  const std::string& backend() const { return header().target; }
 
   /// Times whole graphs alternately (a round runs each once), on the same seeded inputs with
   /// symbolic dims at `sizes`: one Timing per graph, in order. Throws graphsub::Error when the

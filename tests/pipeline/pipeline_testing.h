@@ -29,7 +29,6 @@ class TableProfiler : public profile::Profiler {
   int node_calls = 0;
 
   const cost::CacheHeader& header() const override { return header_; }
-  const std::string& backend() const override { return header_.target; }
   int64_t measurements() const override { return graph_calls + node_calls; }
 
   std::vector<profile::Timing> time_graphs(const std::vector<const ir::Graph*>& graphs, const cost::DimSizes& sizes,
