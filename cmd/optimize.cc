@@ -22,7 +22,7 @@ struct OptimizeOptions {
 };
 
 void print_check(const runtime::CheckReport& report, int samples) {
-  std::printf("check: %d random input set(s), reference executor\n", samples);
+  std::printf("check: %d random input set(s), %s\n", samples, report.executor.c_str());
   for (const runtime::OutputCheck& output : report.outputs) {
     std::printf("  %-32s max abs error %.3g  max rel error %.3g  %s\n", output.name.c_str(),
                 output.max_abs_error, output.max_rel_error, output.passed ? "ok" : "FAILED");

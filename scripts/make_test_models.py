@@ -238,6 +238,21 @@ def custom_op():
     save(model_of(graph, (("", OPSET), ("com.example", 1))), "custom_op.onnx")
 
 
+def cumulative_sum():
+    """y = 2 relu(cumsum(x, axis 1)): CumSum, a standard operator graphsub does not model, so
+    --check runs in onnxruntime."""
+    nodes = [
+        helper.make_node("CumSum", ["x", "axis"], ["c"], name="cumsum"),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node("Mul", ["r", "two"], ["y"], name="double"),
+    ]
+    graph = helper.make_graph(
+        nodes, "cumulative_sum", [tensor_info("x", ["N", 4])], [tensor_info("y", ["N", 4])],
+        initializer=[numpy_helper.from_array(np.array(1, dtype=np.int64), "axis"),
+                     numpy_helper.from_array(np.array(2.0, dtype=np.float32), "two")])
+    save(model_of(graph), "cumulative_sum.onnx")
+
+
 def input_default():
     """An initializer also listed as a graph input (IR >= 4): an input with a default value."""
     nodes = [helper.make_node("Mul", ["x", "scale"], ["y"], name="mul")]
@@ -305,7 +320,7 @@ def typed_tensors():
 def main():
     os.makedirs(MODELS, exist_ok=True)
     for build in (cycle, shape_mismatch, symbolic_dims, unsorted_nodes, constants, fold_transpose,
-                  external_data, custom_op, input_default, sparse_initializer, if_outer_scope,
+                  external_data, custom_op, cumulative_sum, input_default, sparse_initializer, if_outer_scope,
                   typed_tensors, channel_shuffle, conv_relu, squeeze_excitation, class_token_head):
         build()
     return 0

@@ -79,6 +79,21 @@ std::vector<Timing> OrtWorker::time_files(const std::vector<std::string>& paths,
   return timings;
 }
 
+std::vector<OutputComparison> OrtWorker::compare_files(const std::string& reference, const std::string& candidate,
+                                                      const OrtSettings& settings, const cost::DimSizes& sizes,
+                                                      int samples, uint32_t seed, double atol, double rtol) {
+  const Json ask = {{"cmd", "compare"}, {"models", {reference, candidate}}, {"threads", settings.threads},
+                    {"level", settings.level}, {"dims", sizes}, {"seed", seed}, {"samples", samples},
+                    {"atol", atol}, {"rtol", rtol}};
+  const Json answer = parse_answer(request(ask.dump(), kSessionSeconds * 2 + 60.0 * samples));
+  std::vector<OutputComparison> outputs;
+  for (const Json& output : answer.at("outputs")) {
+    outputs.push_back({output.at("name").get<std::string>(), output.at("max_abs_error").get<double>(),
+                       output.at("max_rel_error").get<double>(), output.at("passed").get<bool>()});
+  }
+  return outputs;
+}
+
 std::vector<OpTimes> OrtWorker::profile_files(const std::vector<std::string>& paths, const OrtSettings& settings,
                                               const cost::DimSizes& sizes, int warmup, int runs, uint32_t seed) {
   const Json ask = {{"cmd", "profile"},         {"models", paths}, {"threads", settings.threads},

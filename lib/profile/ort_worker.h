@@ -40,6 +40,14 @@ struct OpTime {
 /// Kernel time per operator type of one model, by type name (Conv, FusedConv, ReorderInput...).
 using OpTimes = std::map<std::string, OpTime>;
 
+/// How far one output of a candidate model is from the reference's, over every compared sample.
+struct OutputComparison {
+  std::string name;
+  double max_abs_error = 0;
+  double max_rel_error = 0;
+  bool passed = true;
+};
+
 /// The Python interpreter that runs the worker: $GRAPHSUB_PYTHON, else python3.
 std::string default_python();
 
@@ -63,6 +71,15 @@ class OrtWorker {
   /// message when a model cannot be loaded or run.
   std::vector<Timing> time_files(const std::vector<std::string>& paths, const OrtSettings& settings,
                                  const cost::DimSizes& sizes, const TimingLimits& limits, uint32_t seed = 0);
+
+  /// Runs `reference` and `candidate` in onnxruntime on `samples` sets of seeded random inputs
+  /// (set i from seed + i, drawn as graphsub's reference check draws them) and compares their
+  /// outputs by position, within atol + rtol × |reference|: the check of models the reference
+  /// executor cannot run. Throws graphsub::Error with onnxruntime's message when a model cannot
+  /// be loaded or run, or when the outputs' shapes differ.
+  std::vector<OutputComparison> compare_files(const std::string& reference, const std::string& candidate,
+                                              const OrtSettings& settings, const cost::DimSizes& sizes,
+                                              int samples, uint32_t seed, double atol, double rtol);
 
   /// Runs each file `warmup` + `runs` times in its own session with onnxruntime's profiler on:
   /// the kernel time per operator type of onnxruntime's optimized graph, one map per file.

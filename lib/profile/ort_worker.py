@@ -16,6 +16,16 @@ and the worker goes on with the next request.
    "warmup": 3, "runs": 10}
     -> {"ok": true, "by_op": [{"Conv": [ms, nodes, flops], ...}, ...]}   (one map per model, in order)
 
+  {"cmd": "compare", "models": [reference, candidate], "threads": 1, "level": "all", "dims": {},
+   "seed": 0, "samples": 3, "atol": 1e-5, "rtol": 1e-4}
+    -> {"ok": true, "outputs": [{"name": ..., "max_abs_error": ..., "max_rel_error": ..., "passed": ...}]}
+
+"compare" is `optimize --check` run in onnxruntime, for models the reference executor has no
+kernel for: both models run on the same seeded random inputs of each sample (seed + sample), drawn
+as graphsub's reference check draws them (floats uniform in [-1, 1), integers in [0, 4), booleans
+either), and their outputs are compared by position: an element passes when |got - want| <= atol +
+rtol x |want|, or both are the same infinity, or both NaN.
+
 "profile" runs each model in its own session with onnxruntime's profiler on, and adds up the
 kernel time of every node of onnxruntime's optimized graph by operator type (FusedConv,
 ReorderInput, ...): the milliseconds per run (the mean over "runs" runs after the warm-up) and
@@ -217,6 +227,59 @@ def dense_flops(op, args):
     return 0
 
 
+def check_feeds(sess, request, rng):
+    """Random inputs as graphsub's reference check draws them (lib/runtime/equivalence.h)."""
+    dims = request.get("dims", {})
+    result = {}
+    for value in sess.get_inputs():
+        if value.type not in DTYPES:
+            raise ValueError(f"input '{value.name}' has type {value.type}, which the worker cannot feed")
+        shape = [dim_size(d, dims) for d in value.shape]
+        dtype = DTYPES[value.type]
+        if np.issubdtype(dtype, np.floating):
+            result[value.name] = rng.uniform(-1.0, 1.0, shape).astype(dtype)
+        elif dtype == np.bool_:
+            result[value.name] = rng.integers(0, 2, shape).astype(np.bool_)
+        else:
+            result[value.name] = rng.integers(0, 4, shape).astype(dtype)
+    return result
+
+
+def compare_output(name, want, got, request):
+    """The errors of one output and whether every element is within tolerance."""
+    want = np.asarray(want)
+    got = np.asarray(got)
+    if want.shape != got.shape:
+        raise RuntimeError(f"output '{name}' has shape {list(got.shape)} in the candidate, {list(want.shape)} in the input")
+    want = want.astype(np.float64)
+    got = got.astype(np.float64)
+    same = (want == got) | (np.isnan(want) & np.isnan(got))
+    error = np.where(same, 0.0, np.abs(got - want))
+    error = np.where(np.isnan(error), np.inf, error)
+    relative = error / np.maximum(np.abs(want), np.finfo(np.float64).tiny)
+    passed = bool(np.all(error <= float(request["atol"]) + float(request["rtol"]) * np.abs(want)))
+    return float(error.max(initial=0.0)), float(relative.max(initial=0.0)), passed
+
+
+def compare_models(request):
+    reference, candidate = (session(path, request) for path in request["models"])
+    names = [value.name for value in reference.get_outputs()]
+    if len(candidate.get_outputs()) != len(names):
+        raise RuntimeError("the candidate has a different number of outputs")
+    errors = [[0.0, 0.0, True] for _ in names]
+    for sample in range(int(request["samples"])):
+        feed = check_feeds(reference, request, np.random.default_rng(int(request.get("seed", 0)) + sample))
+        candidate_feed = {value.name: feed[value.name] for value in candidate.get_inputs() if value.name in feed}
+        want = reference.run(None, feed)
+        got = candidate.run(None, candidate_feed)
+        for i, name in enumerate(names):
+            absolute, relative, passed = compare_output(name, want[i], got[i], request)
+            errors[i] = [max(errors[i][0], absolute), max(errors[i][1], relative), errors[i][2] and passed]
+    finite = lambda x: min(x, sys.float_info.max)  # JSON has no infinity
+    return {"ok": True, "outputs": [{"name": name, "max_abs_error": finite(e[0]), "max_rel_error": finite(e[1]),
+                                     "passed": e[2]} for name, e in zip(names, errors)]}
+
+
 def profile_models(request):
     seed = int(request.get("seed", 0))
     by_op = [profile_model(path, request, lambda sess: feeds(sess, request, np.random.default_rng(seed)))
@@ -232,6 +295,8 @@ def answer(request):
         return time_models(request)
     if request.get("cmd") == "profile":
         return profile_models(request)
+    if request.get("cmd") == "compare":
+        return compare_models(request)
     raise ValueError(f"unknown request {request.get('cmd')!r}")
 
 

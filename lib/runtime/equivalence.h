@@ -34,6 +34,9 @@ struct OutputCheck {
 /// The result of a check.
 struct CheckReport {
   std::vector<OutputCheck> outputs;
+  /// What ran both graphs: graphsub's reference executor, or (for `optimize --check` on a model
+  /// with an operator it has no kernel for) onnxruntime, with the reason.
+  std::string executor = "reference executor";
   bool passed() const;
 };
 

@@ -577,6 +577,24 @@ TEST_CASE("unknown operators pass through untouched", "[cli]") {
   CHECK_FALSE(fs::exists(checked));
 }
 
+TEST_CASE("a check runs in onnxruntime when the reference executor has no kernel for an operator", "[cli]") {
+  // models/cumulative_sum.onnx: CumSum, a standard operator graphsub does not model, then Relu and
+  // Mul. The check runs both files in onnxruntime, says so, and keeps the output.
+  Scratch scratch("cumulative_sum");
+  const fs::path out = scratch.path() / "out.onnx";
+  const fs::path report = scratch.path() / "report.json";
+  Run run = graphsub("optimize " + model("cumulative_sum.onnx") + " -o " + out.string() +
+                     " --target v100 --check 2 --dim N=3 --report " + report.string());
+  REQUIRE(run.status == 0);
+  CHECK(run.out.find("check: 2 random input set(s), onnxruntime (the reference executor has no kernel for CumSum)") !=
+        std::string::npos);
+  CHECK(fs::exists(out));
+  const nlohmann::json json = nlohmann::json::parse(read_file(report));
+  CHECK(json["check"]["passed"] == true);
+  CHECK(json["check"]["executor"].get<std::string>().rfind("onnxruntime", 0) == 0);
+  CHECK(json["check"]["outputs"].size() == 1);
+}
+
 TEST_CASE("inspect lists operators, FLOPs and weights", "[cli]") {
   Run text = graphsub("inspect " + model("small_cnn.onnx"));
   REQUIRE(text.status == 0);
