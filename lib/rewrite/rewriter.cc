@@ -138,7 +138,7 @@ class Rewrite {
                                 std::size_t num_outputs) {
     const ops::OpDef& def = ops::op_def(pattern.op);
     if (def.is_onnx) {
-      ops::ImportContext import{node.attrs, types, static_cast<int>(num_outputs), kTargetOpset};
+      ops::ImportContext import{node.attrs, types, static_cast<int>(num_outputs), target_opset(def)};
       std::string reason = def.canonicalize(import);
       if (!reason.empty()) return ops::InferResult::failure(reason);
     }

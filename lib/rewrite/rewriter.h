@@ -1,16 +1,23 @@
 // Applying one match: the only way a rule changes a graph.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
 #include "ir/graph.h"
+#include "ops/op_def.h"
 #include "rewrite/match.h"
 
 namespace graphsub::rewrite {
 
 /// The ONNX opset whose defaults fill the attributes of target nodes (their canonical form).
 inline constexpr int64_t kTargetOpset = 17;
+
+/// The opset a target node of `def` is canonicalized at: kTargetOpset, or the op's first opset
+/// where that is newer (Gelu, 20: a rule makes one only where its source matched one, so the
+/// model's opset has it).
+inline int64_t target_opset(const ops::OpDef& def) { return std::max(kTargetOpset, def.since_opset); }
 
 /// Applies `match` (found in `graph`) to a copy of `graph`, which stays untouched:
 ///   1. adds the target's constants as weights and its nodes, with attributes copied (`@v`),

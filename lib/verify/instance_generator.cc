@@ -469,7 +469,7 @@ class Attempt {
   static ops::InferResult canonical_node(ir::Node& node, const std::vector<ir::TensorType>& types, int num_outputs) {
     const ops::OpDef& def = ops::op_def(node.op);
     if (def.is_onnx) {
-      ops::ImportContext context{node.attrs, types, num_outputs, rewrite::kTargetOpset};
+      ops::ImportContext context{node.attrs, types, num_outputs, rewrite::target_opset(def)};
       if (std::string reason = def.canonicalize(context); !reason.empty()) return ops::InferResult::failure(reason);
     }
     return def.infer(node, types);

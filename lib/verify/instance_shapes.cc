@@ -673,6 +673,7 @@ const std::vector<OpDraw>& op_draws() {
       {ir::OpKind::kTanh, 1, 1, propose_unary, same_rank},
       {ir::OpKind::kExp, 1, 1, propose_unary, same_rank},
       {ir::OpKind::kErf, 1, 1, propose_unary, same_rank},
+      {ir::OpKind::kGelu, 1, 1, propose_unary, same_rank},
       {ir::OpKind::kPow, 2, 2, propose_binary, same_rank},
       {ir::OpKind::kReduceMean, 1, 1, propose_reduce, no_ranks},
       {ir::OpKind::kGather, 2, 2, propose_gather, no_ranks},

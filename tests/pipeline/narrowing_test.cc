@@ -123,6 +123,7 @@ const std::vector<RuleCase>& rule_cases() {
       {"gather-of-div-trailing",
        [](Builder& b) { return b.op(ir::OpKind::kDiv, {b.input("x"), b.weight("divisor", {4})}); }},
       {"gather-of-erf", [](Builder& b) { return b.op(ir::OpKind::kErf, {b.input("x")}); }},
+      {"gather-of-gelu", [](Builder& b) { return b.op(ir::OpKind::kGelu, {b.input("x")}); }},
       {"gather-of-relu", [](Builder& b) { return b.op(ir::OpKind::kRelu, {b.input("x")}); }},
       {"gather-of-tanh", [](Builder& b) { return b.op(ir::OpKind::kTanh, {b.input("x")}); }},
       {"gather-of-sigmoid", [](Builder& b) { return b.op(ir::OpKind::kSigmoid, {b.input("x")}); }},
