@@ -52,7 +52,7 @@ OpFamily op_family(ir::OpKind kind) {
   switch (kind) {
     case K::kConv: case K::kConvTranspose:
       return OpFamily::kConvolution;
-    case K::kMatMul: case K::kGemm:
+    case K::kMatMul: case K::kGemm: case K::kLSTM:
       return OpFamily::kMatrix;
     case K::kAveragePool: case K::kMaxPool: case K::kGlobalAveragePool: case K::kGlobalMaxPool:
       return OpFamily::kPooling;
@@ -66,13 +66,13 @@ OpFamily op_family(ir::OpKind kind) {
     case K::kRelu: case K::kSigmoid: case K::kTanh: case K::kExp: case K::kLog: case K::kNeg:
     case K::kAbs: case K::kSqrt: case K::kReciprocal: case K::kErf: case K::kFloor: case K::kCeil:
     case K::kSin: case K::kCos: case K::kSign: case K::kIdentity: case K::kLeakyRelu: case K::kElu:
-    case K::kSoftplus: case K::kHardSigmoid: case K::kClip: case K::kGelu: case K::kCast: case K::kWhere:
+    case K::kSoftplus: case K::kHardSigmoid: case K::kHardSwish: case K::kClip: case K::kGelu: case K::kCast: case K::kWhere:
     case K::kDropout: case K::kEqual: case K::kLess: case K::kGreater: case K::kGreaterOrEqual:
     case K::kLessOrEqual: case K::kNot: case K::kAnd: case K::kOr:
       return OpFamily::kElementwise;
     case K::kEnlarge: case K::kTranspose: case K::kConcat: case K::kSplit: case K::kReshape:
     case K::kFlatten: case K::kSqueeze: case K::kUnsqueeze: case K::kResize: case K::kShape:
-    case K::kGather: case K::kGatherElements: case K::kSlice: case K::kPad: case K::kExpand:
+    case K::kGather: case K::kGatherElements: case K::kGatherND: case K::kSlice: case K::kPad: case K::kExpand:
     case K::kConstantOfShape: case K::kRange: case K::kTile: case K::kConstIdentityConv:
     case K::kConstIdentityMatrix: case K::kConstOnes: case K::kConstPool:
       return OpFamily::kDataMovement;

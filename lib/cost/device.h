@@ -15,7 +15,7 @@ namespace graphsub::cost {
 /// Operator families that reach a similar fraction of a device's peak (see lib/cost/README.md).
 enum class OpFamily : uint8_t {
   kConvolution,    ///< Conv, ConvTranspose: dense, compute-bound at typical sizes.
-  kMatrix,         ///< MatMul, Gemm.
+  kMatrix,         ///< MatMul, Gemm, LSTM (its gate products).
   kPooling,        ///< Windowed and global pooling.
   kNormalization,  ///< BatchNormalization, LayerNormalization, Softmax.
   kReduction,      ///< Reduce*, ArgMax, ArgMin.

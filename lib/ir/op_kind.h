@@ -57,6 +57,7 @@ enum class OpKind : uint8_t {
   kElu,
   kSoftplus,
   kHardSigmoid,
+  kHardSwish,
   kClip,
   kGelu,
   // Data movement.
@@ -73,6 +74,7 @@ enum class OpKind : uint8_t {
   kShape,
   kGather,
   kGatherElements,
+  kGatherND,
   kCast,
   kSlice,
   kPad,
@@ -99,6 +101,8 @@ enum class OpKind : uint8_t {
   kOr,
   // Normalization.
   kLayerNormalization,
+  // Recurrent networks.
+  kLSTM,
   // TASO's constant tensors (no inputs; folded into initializers on export).
   kConstIdentityConv,
   kConstIdentityMatrix,

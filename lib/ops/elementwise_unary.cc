@@ -134,6 +134,14 @@ struct HardSigmoid : Unary {
     return std::max(T{0}, std::min(T{1}, T(p.alpha) * x + T(p.beta)));
   }
 };
+/// x·max(0, min(1, x/6 + 1/2)) (opset 14): x times HardSigmoid with ONNX's HardSwish constants,
+/// rounded as onnxruntime rounds it (the float product 1/6·x, then + 0.5).
+struct HardSwish : Unary {
+  static constexpr int64_t kSinceOpset = 14;
+  template <class T> static T apply(T x, const Params&) {
+    return x * std::max(T{0}, std::min(T{1}, T(1.0 / 6) * x + T(0.5)));
+  }
+};
 /// min(max(x, min), max): NaN stays NaN, and min > max gives max everywhere, as ONNX says.
 struct Clip : Unary {
   template <class T> static T apply(T x, const Params& p) {
@@ -316,6 +324,7 @@ OpDef leaky_relu_op() { return unary_def<LeakyRelu>(ir::OpKind::kLeakyRelu, "Lea
 OpDef elu_op() { return unary_def<Elu>(ir::OpKind::kElu, "Elu"); }
 OpDef softplus_op() { return unary_def<Softplus>(ir::OpKind::kSoftplus, "Softplus"); }
 OpDef hard_sigmoid_op() { return unary_def<HardSigmoid>(ir::OpKind::kHardSigmoid, "HardSigmoid"); }
+OpDef hard_swish_op() { return unary_def<HardSwish>(ir::OpKind::kHardSwish, "HardSwish"); }
 
 OpDef clip_op() {
   OpDef def = unary_def<Clip>(ir::OpKind::kClip, "Clip");

@@ -76,18 +76,10 @@ void kernel(const ir::Node& node, const std::vector<const ir::Tensor*>& inputs,
   }
 }
 
-/// The picked elements and the indices are read, the output written.
-CostFeatures features(const ir::Node&, const std::vector<ir::TensorType>& inputs,
-                      const std::vector<ir::TensorType>& outputs) {
-  CostFeatures cost = elementwise_features({inputs[1]}, outputs, 0);
-  cost.bytes_read += bytes_or_one(outputs[0]);
-  return cost;
-}
-
 }  // namespace
 
 OpDef gather_op() {
-  return OpDef{ir::OpKind::kGather, "Gather", true, 1, {}, canonicalize, infer, kernel, features};
+  return OpDef{ir::OpKind::kGather, "Gather", true, 1, {}, canonicalize, infer, kernel, gather_features};
 }
 
 }  // namespace graphsub::ops

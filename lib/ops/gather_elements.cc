@@ -88,19 +88,11 @@ void kernel(const ir::Node& node, const std::vector<const ir::Tensor*>& inputs,
   }
 }
 
-/// The picked elements and the indices are read, the output written.
-CostFeatures features(const ir::Node&, const std::vector<ir::TensorType>& inputs,
-                      const std::vector<ir::TensorType>& outputs) {
-  CostFeatures cost = elementwise_features({inputs[1]}, outputs, 0);
-  cost.bytes_read += bytes_or_one(outputs[0]);
-  return cost;
-}
-
 }  // namespace
 
 OpDef gather_elements_op() {
   return OpDef{
-      ir::OpKind::kGatherElements, "GatherElements", true, 11, {}, canonicalize, infer, kernel, features};
+      ir::OpKind::kGatherElements, "GatherElements", true, 11, {}, canonicalize, infer, kernel, gather_features};
 }
 
 }  // namespace graphsub::ops

@@ -199,4 +199,11 @@ int64_t checked_index(int64_t index, int64_t size, const char* op) {
   return index < 0 ? index + size : index;
 }
 
+CostFeatures gather_features(const ir::Node&, const std::vector<ir::TensorType>& inputs,
+                             const std::vector<ir::TensorType>& outputs) {
+  CostFeatures cost = elementwise_features({inputs[1]}, outputs, 0);
+  cost.bytes_read += bytes_or_one(outputs[0]);
+  return cost;
+}
+
 }  // namespace graphsub::ops

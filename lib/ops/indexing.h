@@ -8,6 +8,7 @@
 
 #include "ir/shape.h"
 #include "ir/tensor.h"
+#include "ops/op_def.h"
 
 namespace graphsub::ops {
 
@@ -44,6 +45,11 @@ void convert_elements(const ir::Tensor& input, ir::Tensor& output);
 
 /// A rank-0 tensor of `dtype` (convertible) holding `value`, converted as convert_elements does.
 ir::Tensor scalar_of(ir::DataType dtype, double value);
+
+/// The cost of a gather (Gather, GatherElements, GatherND): the indices (input 1) and the picked
+/// elements are read, the output written.
+CostFeatures gather_features(const ir::Node& node, const std::vector<ir::TensorType>& inputs,
+                             const std::vector<ir::TensorType>& outputs);
 
 /// The position `index` names on an axis of `size`, a negative one counting from the back; throws
 /// graphsub::Error naming `op` when it is out of range.

@@ -56,6 +56,7 @@ OpDef leaky_relu_op();
 OpDef elu_op();
 OpDef softplus_op();
 OpDef hard_sigmoid_op();
+OpDef hard_swish_op();
 OpDef clip_op();
 OpDef gelu_op();
 OpDef softmax_op();
@@ -72,10 +73,11 @@ OpDef unsqueeze_op();
 OpDef resize_op();
 
 // Shape computation and indexing: shape.cc, gather.cc, gather_elements.cc, cast.cc, slice.cc, pad.cc,
-// expand.cc, constant_of_shape.cc, range.cc, where.cc, tile.cc, dropout.cc.
+// expand.cc, constant_of_shape.cc, range.cc, where.cc, tile.cc, dropout.cc, gather_nd.cc.
 OpDef shape_op();
 OpDef gather_op();
 OpDef gather_elements_op();
+OpDef gather_nd_op();
 OpDef cast_op();
 OpDef slice_op();
 OpDef pad_op();
@@ -103,5 +105,8 @@ OpDef not_op();
 OpDef and_op();
 OpDef or_op();
 OpDef layer_normalization_op();
+
+// Recurrent networks: lstm.cc.
+OpDef lstm_op();
 
 }  // namespace graphsub::ops

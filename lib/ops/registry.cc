@@ -59,6 +59,7 @@ std::vector<OpDef> all_ops() {
       elu_op(),
       softplus_op(),
       hard_sigmoid_op(),
+      hard_swish_op(),
       clip_op(),
       gelu_op(),
       softmax_op(),
@@ -73,6 +74,7 @@ std::vector<OpDef> all_ops() {
       shape_op(),
       gather_op(),
       gather_elements_op(),
+      gather_nd_op(),
       cast_op(),
       slice_op(),
       pad_op(),
@@ -97,6 +99,7 @@ std::vector<OpDef> all_ops() {
       and_op(),
       or_op(),
       layer_normalization_op(),
+      lstm_op(),
   };
 }
 

@@ -81,6 +81,7 @@ symbolic::SymbolicOp find_op(ir::OpKind kind) {
     case OpKind::kLeakyRelu: return s::uninterpreted;
     case OpKind::kElu: return s::uninterpreted;
     case OpKind::kHardSigmoid: return s::uninterpreted;
+    case OpKind::kHardSwish: return s::uninterpreted;
     case OpKind::kClip: return s::uninterpreted;
     case OpKind::kConv: return s::conv;
     case OpKind::kMatMul: return s::mat_mul;

@@ -85,6 +85,7 @@ std::vector<Case> float_cases() {
       {"Softplus", ops::softplus_op(), {}, [](double x) { return std::log(std::exp(x) + 1); }},
       {"HardSigmoid", ops::hard_sigmoid_op(), floats({{"alpha", 0.5f}, {"beta", 0.6f}}),
        [](double x) { return std::fmax(0, std::fmin(1, 0.5f * x + 0.6f)); }},
+      {"HardSwish", ops::hard_swish_op(), {}, [](double x) { return x * std::fmax(0, std::fmin(1, x / 6 + 0.5)); }},
       {"Clip", ops::clip_op(), floats({{"min", -1.0f}, {"max", 0.5f}}),
        [](double x) { return std::fmin(std::fmax(x, -1), 0.5); }},
       {"Gelu", ops::gelu_op(), strings({{"approximate", "none"}}),

@@ -81,6 +81,7 @@ std::optional<UnaryOp> unary_op(OpKind kind) {
     case OpKind::kElu: return UnaryOp::kElu;
     case OpKind::kSoftplus: return UnaryOp::kSoftplus;
     case OpKind::kHardSigmoid: return UnaryOp::kHardSigmoid;
+    case OpKind::kHardSwish: return UnaryOp::kHardSwish;
     case OpKind::kClip: return UnaryOp::kClip;
     case OpKind::kGelu: return UnaryOp::kGelu;
     default: return std::nullopt;

@@ -94,6 +94,7 @@ __device__ float apply_unary(UnaryOp op, const UnaryParams& p, float x) {
     case UnaryOp::kElu: return x < 0.0f ? p.alpha * expm1f(x) : x;
     case UnaryOp::kSoftplus: return softplus(x);
     case UnaryOp::kHardSigmoid: return hard_sigmoid(x, p);
+    case UnaryOp::kHardSwish: return __fmul_rn(x, hard_sigmoid(x, UnaryParams{1.0f / 6, 0.5f, 0.0f, 0.0f}));
     case UnaryOp::kClip: return std_min(std_max(x, p.min), p.max);
     case UnaryOp::kGelu: return 0.5f * x * (1.0f + erff(x * 0.7071067811865476f));
     case UnaryOp::kGeluTanh: return gelu_tanh(x);

@@ -30,7 +30,7 @@ struct Strides {
 /// Float unary ops, ONNX semantics as the reference kernels in lib/ops/elementwise_unary.cc.
 enum class UnaryOp {
   kRelu, kSigmoid, kTanh, kExp, kLog, kNeg, kAbs, kSqrt, kReciprocal, kErf, kFloor, kCeil, kSin, kCos,
-  kSign, kLeakyRelu, kElu, kSoftplus, kHardSigmoid, kClip, kGelu, kGeluTanh, kIdentity,
+  kSign, kLeakyRelu, kElu, kSoftplus, kHardSigmoid, kHardSwish, kClip, kGelu, kGeluTanh, kIdentity,
 };
 /// LeakyRelu, Elu: alpha; HardSigmoid: alpha, beta; Clip: min, max; the others read none.
 struct UnaryParams {
