@@ -106,18 +106,32 @@ def dim_size(dim, dims):
     return int(dims.get(dim, 1)) if isinstance(dim, str) else 1
 
 
-def feeds(sess, request, rng):
+def timing_values(dtype, shape, rng):
+    """Inputs to time with: floats standard normal, integers and booleans zero."""
+    if np.issubdtype(dtype, np.floating):
+        return rng.standard_normal(shape).astype(dtype)
+    return np.zeros(shape, dtype=dtype)
+
+
+def check_values(dtype, shape, rng):
+    """Inputs to check with, as graphsub's reference check draws them (lib/runtime/equivalence.h):
+    floats uniform in [-1, 1), integers in [0, 4), booleans either."""
+    if np.issubdtype(dtype, np.floating):
+        return rng.uniform(-1.0, 1.0, shape).astype(dtype)
+    if dtype == np.bool_:
+        return rng.integers(0, 2, shape).astype(np.bool_)
+    return rng.integers(0, 4, shape).astype(dtype)
+
+
+def feeds(sess, request, rng, values=timing_values):
+    """One input of every input of the session, drawn by `values`; symbolic dims from "dims"."""
     dims = request.get("dims", {})
     result = {}
     for value in sess.get_inputs():
         if value.type not in DTYPES:
             raise ValueError(f"input '{value.name}' has type {value.type}, which the worker cannot feed")
         shape = [dim_size(d, dims) for d in value.shape]
-        dtype = DTYPES[value.type]
-        if np.issubdtype(dtype, np.floating):
-            result[value.name] = rng.standard_normal(shape).astype(dtype)
-        else:
-            result[value.name] = np.zeros(shape, dtype=dtype)
+        result[value.name] = values(DTYPES[value.type], shape, rng)
     return result
 
 
@@ -227,24 +241,6 @@ def dense_flops(op, args):
     return 0
 
 
-def check_feeds(sess, request, rng):
-    """Random inputs as graphsub's reference check draws them (lib/runtime/equivalence.h)."""
-    dims = request.get("dims", {})
-    result = {}
-    for value in sess.get_inputs():
-        if value.type not in DTYPES:
-            raise ValueError(f"input '{value.name}' has type {value.type}, which the worker cannot feed")
-        shape = [dim_size(d, dims) for d in value.shape]
-        dtype = DTYPES[value.type]
-        if np.issubdtype(dtype, np.floating):
-            result[value.name] = rng.uniform(-1.0, 1.0, shape).astype(dtype)
-        elif dtype == np.bool_:
-            result[value.name] = rng.integers(0, 2, shape).astype(np.bool_)
-        else:
-            result[value.name] = rng.integers(0, 4, shape).astype(dtype)
-    return result
-
-
 def compare_output(name, want, got, request):
     """The errors of one output and whether every element is within tolerance."""
     want = np.asarray(want)
@@ -268,7 +264,7 @@ def compare_models(request):
         raise RuntimeError("the candidate has a different number of outputs")
     errors = [[0.0, 0.0, True] for _ in names]
     for sample in range(int(request["samples"])):
-        feed = check_feeds(reference, request, np.random.default_rng(int(request.get("seed", 0)) + sample))
+        feed = feeds(reference, request, np.random.default_rng(int(request.get("seed", 0)) + sample), check_values)
         candidate_feed = {value.name: feed[value.name] for value in candidate.get_inputs() if value.name in feed}
         want = reference.run(None, feed)
         got = candidate.run(None, candidate_feed)
