@@ -41,14 +41,16 @@ def torch_model_names(chosen):
     return subprocess.run([sys.executable, script, "--list"], capture_output=True, text=True, check=True).stdout.split()
 
 
-def export(name, folder):
-    """The model's ONNX file at opset 17, exported by torch_models.py in a child process when
-    missing: this process never imports torch, whose memory every child would otherwise start
-    with (ru_maxrss carries over fork and exec)."""
-    path = os.path.join(folder, f"{name}_opset17.onnx")
+def export(name, folder, exporter):
+    """The model's ONNX file (TorchScript at opset 17, or dynamo), exported by torch_models.py in a
+    child process when missing: this process never imports torch, whose memory every child would
+    otherwise start with (ru_maxrss carries over fork and exec)."""
+    suffix = "dynamo" if exporter == "dynamo" else "opset17"
+    path = os.path.join(folder, f"{name}_{suffix}.onnx")
     if not os.path.exists(path):
         script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_models.py")
-        subprocess.run([sys.executable, script, "--folder", folder, "--opset", "17", "--models", name], check=True)
+        subprocess.run([sys.executable, script, "--folder", folder, "--opset", "17", "--exporter", exporter,
+                        "--models", name], check=True)
     return path
 
 
@@ -180,13 +182,15 @@ def main():
     parser.add_argument("--models", nargs="*", default=None,
                         help="names from scripts/torch_models.py (default: all; none with an empty list)")
     parser.add_argument("--onnx", nargs="*", default=[], help="further ONNX files")
+    parser.add_argument("--exporter", choices=["torchscript", "dynamo"], default="torchscript",
+                        help="which of torch's ONNX exporters writes the models (torch_models.py)")
     parser.add_argument("--runs", type=int, default=10, help="alternated runs of each model at least (bench --runs)")
     parser.add_argument("--threads", type=int, default=1, help="onnxruntime intra-op threads")
     parser.add_argument("--json", default="bench_speed.json")
     parser.add_argument("--markdown", default="bench_speed.md")
     args = parser.parse_args()
     graphsub = shutil.which(args.graphsub) or os.path.abspath(args.graphsub)
-    models = [(name, export(name, args.folder)) for name in torch_model_names(args.models)]
+    models = [(name, export(name, args.folder, args.exporter)) for name in torch_model_names(args.models)]
     models += [(os.path.splitext(os.path.basename(path))[0], path) for path in args.onnx]
     rows = []
     for name, path in models:

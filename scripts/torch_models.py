@@ -4,11 +4,14 @@
 Builds torchvision classifiers, transformer encoders (PyTorch's own and BERT-base), an LSTM and a
 ResNeXt block written as 32 explicit branches, all with random weights (nothing is downloaded;
 `torch.manual_seed(0)` before each build, so exports are reproducible), batch 1 and 224x224 images
-(299 for Inception-v3), and exports them with PyTorch's TorchScript exporter. Importable:
-`MODELS` maps a name to its builder and `export(name, opset, folder)` writes the ONNX file once.
-From the command line it exports the models and prints name, path, ONNX node count and size:
+(299 for Inception-v3), and exports them with PyTorch's TorchScript exporter (`NAME_opsetN.onnx`,
+symbolic batch and sequence dims) or, with `--exporter dynamo`, with the dynamo exporter that
+`torch.onnx.export` uses by default since torch 2.9 (`NAME_dynamo.onnx`: torch's default opset,
+static shapes, input names only: what a user's plain call writes). Importable: `MODELS` maps a
+name to its builder and `export(name, opset, folder, exporter)` writes the ONNX file once. From the
+command line it exports the models and prints name, path, ONNX node count and size:
 
-  python3 scripts/torch_models.py --folder DIR [--opset 17] [--models NAME ...]
+  python3 scripts/torch_models.py --folder DIR [--opset 17] [--exporter dynamo] [--models NAME ...]
   python3 scripts/torch_models.py --list
 
 Needs torch, torchvision and (for BERT) transformers: not part of CI, because those packages are
@@ -156,19 +159,31 @@ MODELS = {
 }
 
 
-def export(name, opset=17, folder="."):
-    """Exports the model (once) and returns its path and the sizes to run it at."""
+def export_path(name, opset=17, folder=".", exporter="torchscript"):
+    """Where export writes the model."""
+    suffix = "dynamo" if exporter == "dynamo" else f"opset{opset}"
+    return os.path.join(folder, f"{name}_{suffix}.onnx")
+
+
+def export(name, opset=17, folder=".", exporter="torchscript"):
+    """Exports the model (once) and returns its path and the sizes to run it at (none for a
+    dynamo export, whose shapes are static)."""
     import torch
-    path = os.path.join(folder, f"{name}_opset{opset}.onnx")
+    path = export_path(name, opset, folder, exporter)
     model, args, input_names, dynamic_axes, dims = MODELS[name]()
+    if exporter == "dynamo":
+        dims = {}
     if os.path.exists(path):
         return path, dims
     # PyTorch's fused attention kernel has no ONNX export; every model that uses
     # nn.MultiheadAttention (ViT too, not only the encoder that switches it off) needs it off.
     torch.backends.mha.set_fastpath_enabled(False)
     with torch.no_grad():
-        torch.onnx.export(model, args, path, opset_version=opset, dynamo=False, input_names=input_names,
-                          dynamic_axes=dynamic_axes, do_constant_folding=True)
+        if exporter == "dynamo":
+            torch.onnx.export(model, args, path, dynamo=True, input_names=input_names, external_data=False)
+        else:
+            torch.onnx.export(model, args, path, opset_version=opset, dynamo=False, input_names=input_names,
+                              dynamic_axes=dynamic_axes, do_constant_folding=True)
     return path, dims
 
 
@@ -182,7 +197,8 @@ def describe(path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--folder", help="where the .onnx files are written")
-    parser.add_argument("--opset", type=int, default=17)
+    parser.add_argument("--opset", type=int, default=17, help="of the TorchScript exporter")
+    parser.add_argument("--exporter", choices=["torchscript", "dynamo"], default="torchscript")
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS), metavar="NAME")
     parser.add_argument("--list", action="store_true", help="print the model names and exit")
     args = parser.parse_args()
@@ -194,7 +210,7 @@ def main():
     os.makedirs(args.folder, exist_ok=True)
     for name in args.models:
         try:
-            path, _ = export(name, args.opset, args.folder)
+            path, _ = export(name, args.opset, args.folder, args.exporter)
         except Exception as error:  # PyTorch cannot export this model at this opset
             print(f"SKIP {name} {' '.join(str(error).split())[:200]}", flush=True)
             continue
