@@ -3,7 +3,9 @@
 
 Builds torchvision classifiers, transformer encoders (PyTorch's own and BERT-base), an LSTM and a
 ResNeXt block written as 32 explicit branches, all with random weights (nothing is downloaded;
-`torch.manual_seed(0)` before each build, so exports are reproducible), batch 1 and 224x224 images
+`torch.manual_seed(0)` before each build, so exports are reproducible; biases, norm scales and
+other tensors that initialization leaves constant get small random variation, as a trained
+model's have), batch 1 and 224x224 images
 (299 for Inception-v3), and exports them with PyTorch's TorchScript exporter (`NAME_opsetN.onnx`,
 symbolic batch and sequence dims) or, with `--exporter dynamo`, with the dynamo exporter that
 `torch.onnx.export` uses by default since torch 2.9 (`NAME_dynamo.onnx`: torch's default opset,
@@ -159,6 +161,26 @@ MODELS = {
 }
 
 
+def vary_constant_weights(model):
+    """Gives every floating parameter and buffer whose elements are all equal small random
+    variation (seeded): random initialization leaves biases zero and norm scales one, which a
+    trained model never has, and a rule such as eliminate-add-zero would otherwise win on the
+    benchmark what it never wins on a real model. Running variances stay positive."""
+    import torch
+    generator = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for name, tensor in list(model.named_parameters()) + list(model.named_buffers()):
+            if not tensor.is_floating_point() or tensor.numel() == 0:
+                continue
+            flat = tensor.reshape(-1)
+            if not bool((flat == flat[0]).all()):
+                continue
+            if name.endswith("running_var"):
+                tensor.copy_(torch.rand(tensor.shape, generator=generator) + 0.5)
+            else:
+                tensor.add_(0.02 * torch.randn(tensor.shape, generator=generator))
+
+
 def export_path(name, opset=17, folder=".", exporter="torchscript"):
     """Where export writes the model."""
     suffix = "dynamo" if exporter == "dynamo" else f"opset{opset}"
@@ -171,6 +193,7 @@ def export(name, opset=17, folder=".", exporter="torchscript"):
     import torch
     path = export_path(name, opset, folder, exporter)
     model, args, input_names, dynamic_axes, dims = MODELS[name]()
+    vary_constant_weights(model)
     if exporter == "dynamo":
         dims = {}
     if os.path.exists(path):

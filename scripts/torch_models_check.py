@@ -2,7 +2,8 @@
 """Real PyTorch exports through `graphsub optimize`, as a new user would run them.
 
 Exports torchvision and transformer models with random weights (nothing is downloaded) at the
-given opsets with PyTorch's TorchScript exporter, then for each model: runs
+given opsets with PyTorch's TorchScript exporter (or, with `--exporter dynamo`, once with the dynamo
+exporter that torch.onnx.export uses by default), then for each model: runs
 `graphsub optimize --target v100 --check 2` (reference executor; the v100 estimate, so that the
 search's rewrites are written rather than declined by measurement: this checks what they compute,
 scripts/bench_speed.py measures speed), compares the original and the optimized model
@@ -118,17 +119,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--graphsub", required=True)
     parser.add_argument("--folder", default="/tmp/graphsub_torch_models")
-    parser.add_argument("--opsets", type=int, nargs="+", default=[13, 17])
+    parser.add_argument("--opsets", type=int, nargs="+", default=[13, 17], help="of the TorchScript exporter")
+    parser.add_argument("--exporter", choices=["torchscript", "dynamo"], default="torchscript")
     parser.add_argument("--models", nargs="+", default=DEFAULT_MODELS, choices=list(MODELS), metavar="NAME")
     args = parser.parse_args()
     os.makedirs(args.folder, exist_ok=True)
     failures = 0
     for name in args.models:
-        for opset in args.opsets:
+        for opset in args.opsets if args.exporter == "torchscript" else [None]:
             try:
-                path, dims = export(name, opset, args.folder)
+                path, dims = export(name, opset, args.folder, args.exporter)
             except Exception as error:  # PyTorch cannot export this model at this opset
-                print(f"SKIP model={name}_opset{opset} export failed: {' '.join(str(error).split())[:200]}")
+                print(f"SKIP model={name} opset={opset} export failed: {' '.join(str(error).split())[:200]}")
                 continue
             row = check(args.graphsub, path, dims)
             ok = row.get("graphsub") == "ok" and row.get("ort_equal") and row.get("interface_kept") \
