@@ -141,13 +141,17 @@ void ModelWriter::name_constants() {
   }
 }
 
-/// Unused outputs of opaque nodes that had no name stay unnamed (omitted optional outputs).
+/// Unused outputs that had no name stay unnamed (omitted optional outputs): every such output
+/// of an opaque node, and of a modelled node those its schema makes optional.
 void ModelWriter::name_node_outputs() {
   for (ir::NodeId node_id : plan_.nodes) {
     const ir::Node& node = graph_.node(node_id);
-    for (ir::ValueId id : node.outputs) {
+    for (std::size_t i = 0; i < node.outputs.size(); ++i) {
+      const ir::ValueId id = node.outputs[i];
       const std::string& own = graph_.value(id).name;
-      if (names_.is_named(id) || (node.opaque && own.empty() && !plan_.needed[id])) continue;
+      const bool omitted = own.empty() && !plan_.needed[id] &&
+                           (node.opaque || output_may_be_omitted(node, i, opset_));
+      if (names_.is_named(id) || omitted) continue;
       names_.set(id, names_.values().keep_or_fresh(own, "gs_" + op_label(node)));
     }
   }

@@ -284,6 +284,15 @@ void write_modelled_node(const ir::Graph& graph, const ir::Node& node, NodeSink&
   write_onnx_node(graph, node, def.name, sink);
 }
 
+bool output_may_be_omitted(const ir::Node& node, std::size_t index, int64_t opset) {
+  if (node.opaque) return false;
+  const ops::OpDef& def = ops::op_def(node.op);
+  if (!def.is_onnx) return false;
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(def.name, static_cast<int>(opset), "");
+  return schema && index < schema->outputs().size() &&
+         schema->outputs()[index].GetOption() == onnx::OpSchema::Optional;
+}
+
 void write_opaque_node(const ir::Node& node, NodeSink& sink) {
   const ir::OpaqueInfo& info = *node.opaque;
   bridge_implicit_inputs(node, sink);

@@ -4,6 +4,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "ir/graph.h"
@@ -26,6 +27,10 @@ struct NodeSink {
 /// IR node's output), SMul to Mul and Enlarge to Pad. Throws graphsub::Error ("internal error:
 /// ...") for a node with no ONNX form.
 void write_modelled_node(const ir::Graph& graph, const ir::Node& node, NodeSink& sink);
+
+/// True when output `index` of a modelled node may be written as "" (omitted): its op's schema
+/// at `opset` marks that output optional.
+bool output_may_be_omitted(const ir::Node& node, std::size_t index, int64_t opset);
 
 /// Writes an opaque node as imported, with the current names of its explicit inputs and outputs.
 /// An implicit input whose value now has another name than its subgraphs read gets an Identity

@@ -1,6 +1,8 @@
 // Modelling one imported ONNX node: attributes, constant inputs, canonical form, type checks.
 #include "onnx_io/node_import.h"
 
+#include <onnx/defs/schema.h>
+
 #include <algorithm>
 #include <cstdint>
 
@@ -19,15 +21,23 @@ std::string check_opset(const ops::OpDef& def, int64_t opset) {
          std::to_string(def.since_opset) + ")";
 }
 
-/// The number of outputs the node uses: its leading non-empty output names. Trailing omitted
-/// outputs are as if absent; an omitted output before a used one cannot be modelled.
-std::string count_outputs(const onnx::NodeProto& node, int& count) {
-  count = 0;
-  while (count < node.output_size() && !node.output(count).empty()) ++count;
-  for (int i = count; i < node.output_size(); ++i) {
-    if (!node.output(i).empty()) return "an omitted output precedes a used one";
+/// The number of outputs the node uses: up to its last non-empty output name. Trailing omitted
+/// outputs are as if absent. An omitted output before a used one is modelled where the schema
+/// marks it optional (LSTM's Y when only Y_h is wanted): its value gets no name and export omits
+/// it again while nothing reads it.
+std::string count_outputs(const onnx::NodeProto& node, int64_t opset, int& count) {
+  count = node.output_size();
+  while (count > 0 && node.output(count - 1).empty()) --count;
+  if (count == 0) return "the node has no used output";
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "");
+  for (int i = 0; i < count; ++i) {
+    if (!node.output(i).empty()) continue;
+    const bool optional = schema && static_cast<std::size_t>(i) < schema->outputs().size() &&
+                          schema->outputs()[static_cast<std::size_t>(i)].GetOption() ==
+                              onnx::OpSchema::Optional;
+    if (!optional) return "output " + std::to_string(i) + " is omitted but its schema does not make it optional";
   }
-  return count == 0 ? "the node has no used output" : std::string();
+  return {};
 }
 
 std::string convert_attributes(const onnx::NodeProto& node, ir::Attributes& attrs) {
@@ -154,7 +164,7 @@ std::string model_node(const NodeSource& source, const ir::Graph& graph, Modelle
   int num_outputs = 0;
   out.inputs = source.inputs;
   std::string reason = check_opset(def, source.opset);
-  if (reason.empty()) reason = count_outputs(source.node, num_outputs);
+  if (reason.empty()) reason = count_outputs(source.node, source.opset, num_outputs);
   if (reason.empty()) reason = convert_attributes(source.node, out.attrs);
   bool runtime = false;
   if (reason.empty()) reason = take_attr_inputs(def, graph, out, runtime);

@@ -287,6 +287,24 @@ TEST_CASE("exporting the same graph twice gives identical bytes", "[onnx_io]") {
   }
 }
 
+TEST_CASE("an optional output omitted before a used one is modelled and omitted again on export", "[onnx_io]") {
+  // ONNX's test_lstm_defaults: LSTM(X, W, R) -> ("", Y_h).
+  onnx_io::ImportStats stats;
+  const ir::Graph graph = onnx_io::import_model(test_data("node/test_lstm_defaults"), {}, &stats);
+  REQUIRE(stats.opaque_nodes == 0);
+  const ir::Node& lstm = graph.node(graph.node_ids().front());
+  REQUIRE(lstm.op == ir::OpKind::kLSTM);
+  REQUIRE(lstm.outputs.size() == 2);
+  REQUIRE(graph.value(lstm.outputs[0]).name.empty());
+  // Written as "" again: read back, the output still has no name (a written name would stay).
+  const ir::Graph exported = round_trip(graph, scratch_dir("omitted_output"));
+  const ir::Node& written = exported.node(exported.node_ids().front());
+  REQUIRE(written.op == ir::OpKind::kLSTM);
+  REQUIRE(written.outputs.size() == 2);
+  REQUIRE(exported.value(written.outputs[0]).name.empty());
+  REQUIRE(exported.value(written.outputs[1]).name == "Y_h");
+}
+
 TEST_CASE("a graph output whose value changed gets its name back", "[onnx_io]") {
   ir::Graph graph = onnx_io::import_model(model_path("symbolic_dims.onnx"));
   const ir::ValueId old_output = graph.outputs()[0];
