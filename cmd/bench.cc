@@ -26,7 +26,7 @@ struct BenchOptions {
   std::vector<std::string> models;
   std::string target = "onnxruntime-cpu";
   profile::OrtSettings ort;
-  profile::TimingLimits limits = {5, 20, 1000, 30.0, 0.005, 5e-4, true};
+  profile::TimingLimits limits = {5, 20, 1000, 30.0, 0.005, 5e-4, true, 4};
   std::vector<std::string> dims;
   uint32_t seed = 0;
   std::string json;
@@ -54,9 +54,11 @@ void print_ratio(const std::vector<profile::Timing>& timings) {
 }
 
 void print(const BenchOptions& options, const profile::OrtInfo& info, const std::vector<profile::Timing>& timings) {
-  std::printf("onnxruntime %s on %s: %d intra-op thread(s), graph optimization level %s; %d warm-up runs%s\n",
+  std::printf("onnxruntime %s on %s: %d intra-op thread(s), graph optimization level %s; %d warm-up runs%s; "
+              "%d block(s) of fresh sessions\n",
               info.onnxruntime.c_str(), info.cpu.c_str(), options.ort.threads, options.ort.level.c_str(),
-              options.limits.warmup, timings.size() > 1 ? ", models alternated run by run" : "");
+              options.limits.warmup, timings.size() > 1 ? ", models alternated run by run" : "",
+              options.limits.sessions);
   for (std::size_t i = 0; i < timings.size(); ++i) {
     const profile::Timing& t = timings[i];
     std::printf("%c  %-40s median %10.4f ms  p90 %10.4f ms  p10 %10.4f ms  %lld runs\n", static_cast<char>('A' + i),
@@ -195,6 +197,7 @@ void run_bench(const BenchOptions& options) {
                            {"intra_op_threads", options.ort.threads},
                            {"graph_optimization_level", options.ort.level},
                            {"warmup_runs", options.limits.warmup},
+                           {"session_blocks", options.limits.sessions},
                            {"models", nlohmann::json::array()}};
   for (std::size_t i = 0; i < timings.size(); ++i) {
     report["models"].push_back(timing_json(options.models[i], timings[i]));
@@ -222,6 +225,9 @@ Command setup_bench(CLI::App& app) {
       ->capture_default_str()->check(CLI::PositiveNumber);
   sub->add_option("--max-seconds", options->limits.max_seconds,
                   "Stop adding runs after this long (once each model ran 3 times)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_option("--sessions", options->limits.sessions,
+                  "Blocks of fresh onnxruntime sessions the runs are spread over, created in alternating order")
       ->capture_default_str()->check(CLI::PositiveNumber);
   sub->add_option("--dim", options->dims, "Size of a symbolic dim, NAME=SIZE (default 1)");
   sub->add_option("--seed", options->seed, "Seed of the random inputs")->capture_default_str();

@@ -35,7 +35,12 @@ elements x the reduced length; 0 for other types). Profiling adds its own cost, 
 are not the timed ones.
 
 The models are timed alternately: each round runs every model once, in reverse order every other
-round (A B B A ...), so a drift of the machine's speed falls on all of them alike. The rounds stop
+round (A B B A ...), so a drift of the machine's speed falls on all of them alike. With
+"sessions": N > 1, the rounds are spread over blocks of fresh sessions, ceil(min_runs / N) rounds
+(made even) each, every other block creating, warming up and first running the models in
+reverse order, and the stopping rule is first asked in the N-th block: two sessions of one file
+can time a few per cent apart, the one created and warmed up later mostly faster, and one pair
+of sessions would hand that to the comparison. The rounds stop
 when every model has min_runs runs and the standard error of each one's mean is at most
 max(abs_error_ms, rel_error x mean) (with "paired": the standard error of the median of each
 model's run-by-run log ratio to the first model is at most rel_error); or at max_runs; or once max_seconds have passed (with at least
@@ -160,30 +165,63 @@ def stable_ratios(samples, request):
 
 
 def time_models(request):
-    sessions = [session(path, request) for path in request["models"]]
-    inputs = [feeds(sess, request, np.random.default_rng(int(request.get("seed", 0)))) for sess in sessions]
-    for path, sess, feed in zip(request["models"], sessions, inputs):
+    """Times the models of a request in alternated rounds, over blocks of fresh sessions."""
+    paths = request["models"]
+    blocks = max(1, int(request.get("sessions", 1)))
+    # Rounds per block: an even number, so that a block runs as many A B as B A rounds. With one
+    # block, that block runs until the numbers are stable.
+    per_block = max(2, math.ceil(int(request["min_runs"]) / blocks))
+    per_block += per_block % 2
+    samples = [[] for _ in paths]
+    start = time.perf_counter()
+    rounds = 0
+    block = 0
+    while True:
+        sessions, inputs = fresh_sessions(paths, request, reverse=block % 2 == 1)
+        for round_index in range(int(request["max_runs"])):
+            forward = (round_index + block) % 2 == 0
+            for i in (range(len(sessions)) if forward else reversed(range(len(sessions)))):
+                begin = time.perf_counter_ns()
+                sessions[i].run(None, inputs[i])
+                samples[i].append((time.perf_counter_ns() - begin) / 1e6)
+            rounds += 1
+            if rounds >= int(request["max_runs"]):
+                return {"ok": True, "samples_ms": samples}
+            if time.perf_counter() - start >= float(request["max_seconds"]) and rounds >= 3:
+                return {"ok": True, "samples_ms": samples}
+            if block >= blocks - 1 and timed_enough(samples, request):
+                return {"ok": True, "samples_ms": samples}
+            if blocks > 1 and round_index + 1 >= per_block:
+                break
+        del sessions, inputs
+        block += 1
+
+
+def fresh_sessions(paths, request, reverse):
+    """A new session of every model (created and warmed up last to first when `reverse`), and
+    its inputs. The session created later can run measurably faster (where its weights land in
+    memory), so blocks alternate the order and their numbers are pooled."""
+    order = list(reversed(range(len(paths)))) if reverse else list(range(len(paths)))
+    sessions = [None] * len(paths)
+    inputs = [None] * len(paths)
+    for i in order:
+        sessions[i] = session(paths[i], request)
+        inputs[i] = feeds(sessions[i], request, np.random.default_rng(int(request.get("seed", 0))))
+    # The warm-up allocates each session's working memory: in the same order.
+    for i in order:
         try:
             for _ in range(max(1, int(request["warmup"]))):
-                sess.run(None, feed)
+                sessions[i].run(None, inputs[i])
         except Exception as error:
-            raise RuntimeError(f"onnxruntime cannot run '{path}': {error}") from None
-    samples = [[] for _ in sessions]
-    start = time.perf_counter()
-    for round_index in range(int(request["max_runs"])):
-        order = range(len(sessions)) if round_index % 2 == 0 else reversed(range(len(sessions)))
-        for i in order:
-            begin = time.perf_counter_ns()
-            sessions[i].run(None, inputs[i])
-            samples[i].append((time.perf_counter_ns() - begin) / 1e6)
-        if request.get("paired") and len(samples) > 1:
-            if stable_ratios(samples, request):
-                break
-        elif all(stable(s, request) for s in samples):
-            break
-        if time.perf_counter() - start >= float(request["max_seconds"]) and round_index >= 2:
-            break
-    return {"ok": True, "samples_ms": samples}
+            raise RuntimeError(f"onnxruntime cannot run '{paths[i]}': {error}") from None
+    return sessions, inputs
+
+
+def timed_enough(samples, request):
+    """The stopping rule of "time" (see the module's doc)."""
+    if request.get("paired") and len(samples) > 1:
+        return stable_ratios(samples, request)
+    return all(stable(s, request) for s in samples)
 
 
 def profile_model(path, request, feed):

@@ -18,6 +18,12 @@ struct TimingLimits {
   /// When timing several models: stop instead when the run-by-run log ratio of each to the first
   /// has a standard error of at most rel_error (what a comparison needs, in fewer runs).
   bool paired = false;
+  /// Blocks of fresh sessions the rounds are spread over, every other one creating the sessions
+  /// in reverse order (the onnxruntime worker; see ort_worker.py). Two sessions of one file can
+  /// time a few per cent apart, the one created later mostly faster, so a comparison made with one
+  /// pair of sessions inherits that; several blocks average it out. time_alternately and the
+  /// CUDA executor, which have no sessions, ignore it.
+  int sessions = 1;
 };
 
 /// The timed runs of one graph, in milliseconds, and their summary.

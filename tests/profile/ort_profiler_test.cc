@@ -48,6 +48,25 @@ TEST_CASE("model files are timed alternately until the limits", "[profile]") {
   }
 }
 
+TEST_CASE("a comparison is spread over blocks of fresh sessions before it may stop", "[profile]") {
+  profile::OrtWorker worker;
+  profile::TimingLimits limits;
+  limits.paired = true;
+  limits.min_runs = 4;
+  limits.max_runs = 100;
+  limits.max_seconds = 60;
+  limits.rel_error = 1e6;  // Stable as soon as the stopping rule is asked.
+  const std::vector<std::string> files = {model_path("small_cnn.onnx"), model_path("small_cnn.onnx")};
+  // One block: the rule is asked from the first round on and holds at min_runs.
+  CHECK(worker.time_files(files, {}, {{"N", 1}}, limits).front().runs == 4);
+  // Three blocks of 2 rounds (4 / 3, rounded up to even): the rule is first asked in the third,
+  // and holds there once min_runs are in (round 5), after two fresh pairs of sessions.
+  limits.sessions = 3;
+  const auto timings = worker.time_files(files, {}, {{"N", 1}}, limits);
+  CHECK(timings[0].runs == 5);
+  CHECK(timings[1].runs == 5);
+}
+
 TEST_CASE("a model onnxruntime cannot load is an error naming it", "[profile]") {
   profile::OrtWorker worker;
   CHECK_THROWS_WITH(worker.time_files({model_path("cycle.onnx")}, {}, {}, {}),
