@@ -73,13 +73,17 @@ std::size_t Measurer::measure(const std::vector<cost::Miss>& misses) {
   return misses.size();
 }
 
-ir::Graph Measurer::with_integers(const ir::Graph& graph) const {
+ir::Graph Measurer::with_integers(const ir::Graph& graph, std::vector<std::string>& unknown) const {
   ir::Graph bound = graph;
   for (ir::ValueId input : graph.inputs()) {
     const ir::Value& value = graph.value(input);
+    const bool integer = value.type.dtype == ir::DataType::kInt64 || value.type.dtype == ir::DataType::kInt32;
     const auto known = integers_.find(value.name);
-    if (known == integers_.end() || known->second->dtype() != value.type.dtype) continue;
-    if (!value.type.shape.rank_known || value.type.shape.rank() != known->second->rank()) continue;
+    if (known == integers_.end() || known->second->dtype() != value.type.dtype ||
+        !value.type.shape.rank_known || value.type.shape.rank() != known->second->rank()) {
+      if (integer) unknown.push_back(value.name);
+      continue;
+    }
     bound.replace_all_uses(input, bound.add_weight({}, known->second));
   }
   return bound;
@@ -118,9 +122,10 @@ std::optional<cost::Comparison> Measurer::compare(const ir::Graph& original, con
   }
   const Clock::time_point start = Clock::now();
   cost::Comparison comparison{first, second, backend_, 1, 0, 0, {}};
+  std::vector<std::string> unknown;
   try {
-    const ir::Graph first_run = with_integers(original);
-    const ir::Graph second_run = with_integers(candidate);
+    const ir::Graph first_run = with_integers(original, unknown);
+    const ir::Graph second_run = with_integers(candidate, unknown);
     const std::vector<profile::Timing> timings =
         profiler_->time_models({{&first_run, original_file}, {&second_run, {}}}, sizes_, limits);
     const profile::Ratio ratio = profile::paired_ratio(timings[0].samples_ms, timings[1].samples_ms);
@@ -132,7 +137,16 @@ std::optional<cost::Comparison> Measurer::compare(const ir::Graph& original, con
     }
   } catch (const Error& failure) {
     comparison.error = failure.what();
-    logger("profile")->warn("the target cannot run a candidate graph: {}", comparison.error);
+    if (unknown.empty()) {
+      logger("profile")->warn("the target cannot run a candidate graph: {}", comparison.error);
+    } else {
+      // Not a fault of the candidate: an integer input (a shape a rewrite computes) has no value
+      // at the measuring sizes, and zeros are no valid shape there. The candidate is not taken.
+      std::string names;
+      for (const std::string& name : unknown) names += (names.empty() ? "" : ", ") + name;
+      comparison.error += " (integer inputs with no known value, fed zeros: " + names + ")";
+      logger("profile")->info("a candidate part could not be timed, so it is not taken: {}", comparison.error);
+    }
   }
   stats_.seconds += seconds_since(start);
   ++stats_.comparisons_measured;

@@ -83,8 +83,9 @@ class Measurer {
   std::unique_ptr<profile::Profiler> profiler_;
   /// `graph` with each input that holds an integer value of the measuring instance (a Reshape
   /// target computed outside a part) reading that value as a weight instead: random or zero
-  /// data there would make the part fail or run at another shape.
-  ir::Graph with_integers(const ir::Graph& graph) const;
+  /// data there would make the part fail or run at another shape. The names of the int32/int64
+  /// inputs whose value is not known (made by a rewrite) go to `unknown`: they are fed zeros.
+  ir::Graph with_integers(const ir::Graph& graph, std::vector<std::string>& unknown) const;
 
   cost::DimSizes sizes_;
   rewrite::KnownValues integers_;  ///< Integer values of the measuring instance, fed to parts.
