@@ -36,16 +36,21 @@ are not the timed ones.
 
 The models are timed alternately: each round runs every model once, in reverse order every other
 round (A B B A ...), so a drift of the machine's speed falls on all of them alike. With
-"sessions": N > 1, the rounds are spread over blocks of fresh sessions, ceil(min_runs / N) rounds
-(made even) each, every other block creating, warming up and first running the models in
-reverse order, and the stopping rule is first asked in the N-th block: two sessions of one file
-can time a few per cent apart, the one created and warmed up later mostly faster, and one pair
-of sessions would hand that to the comparison. The rounds stop
-when every model has min_runs runs and the standard error of each one's mean is at most
-max(abs_error_ms, rel_error x mean) (with "paired": the standard error of the median of each
-model's run-by-run log ratio to the first model is at most rel_error); or at max_runs; or once max_seconds have passed (with at least
-three runs each). Inputs are seeded random data, the same for every model of a request: floats standard normal, integers and booleans zero
-(a valid index, a valid shape-copy marker); symbolic dims take their size from "dims", else 1.
+"sessions": N > 1 (made even), the rounds are spread over blocks of fresh sessions, every other
+block creating, warming up and first running the models in reverse order: two sessions of one
+file can time a few per cent apart, the one created and warmed up later mostly faster, and one
+pair of sessions would hand that to the comparison. The first N blocks run ceil(min_runs / N)
+rounds (made even) each; the stopping rule is asked at the end of the N-th block and of every
+second block after it, so that as many blocks of each order are pooled. The blocks after the
+N-th come in pairs of equal length, long enough that creating a block's sessions takes at most
+as long as its rounds (a large model's sessions take a second or more to create), fitted into
+what max_runs and max_seconds leave. With one block, the rule is asked after every round. The
+rounds stop when every model has min_runs runs and the standard error of each one's mean is at
+most max(abs_error_ms, rel_error x mean) (with "paired": the standard error of the median of each
+model's run-by-run log ratio to the first model is at most rel_error); or at max_runs; or once
+max_seconds have passed (with at least three runs each). Inputs are seeded random data, the
+same for every model of a request: floats standard normal, integers and booleans zero (a valid
+index, a valid shape-copy marker); symbolic dims take their size from "dims", else 1.
 """
 import json
 import math
@@ -167,34 +172,59 @@ def stable_ratios(samples, request):
 def time_models(request):
     """Times the models of a request in alternated rounds, over blocks of fresh sessions."""
     paths = request["models"]
+    max_runs = int(request["max_runs"])
+    max_seconds = float(request["max_seconds"])
     blocks = max(1, int(request.get("sessions", 1)))
-    # Rounds per block: an even number, so that a block runs as many A B as B A rounds. With one
-    # block, that block runs until the numbers are stable.
-    per_block = max(2, math.ceil(int(request["min_runs"]) / blocks))
-    per_block += per_block % 2
+    blocks += blocks % 2 if blocks > 1 else 0
+    # Rounds of each of the first blocks: an even number, so that a block runs as many A B as B A
+    # rounds. With one block, that block runs until the numbers are stable.
+    size = even(max(2, math.ceil(int(request["min_runs"]) / blocks)))
     samples = [[] for _ in paths]
     start = time.perf_counter()
     rounds = 0
     block = 0
     while True:
+        created = time.perf_counter()
         sessions, inputs = fresh_sessions(paths, request, reverse=block % 2 == 1)
-        for round_index in range(int(request["max_runs"])):
+        began = time.perf_counter()
+        for round_index in range(size if blocks > 1 else max_runs):
             forward = (round_index + block) % 2 == 0
             for i in (range(len(sessions)) if forward else reversed(range(len(sessions)))):
                 begin = time.perf_counter_ns()
                 sessions[i].run(None, inputs[i])
                 samples[i].append((time.perf_counter_ns() - begin) / 1e6)
             rounds += 1
-            if rounds >= int(request["max_runs"]):
+            if rounds >= max_runs:
                 return {"ok": True, "samples_ms": samples}
-            if time.perf_counter() - start >= float(request["max_seconds"]) and rounds >= 3:
+            if time.perf_counter() - start >= max_seconds and rounds >= 3:
                 return {"ok": True, "samples_ms": samples}
-            if block >= blocks - 1 and timed_enough(samples, request):
+            if blocks == 1 and timed_enough(samples, request):
                 return {"ok": True, "samples_ms": samples}
-            if blocks > 1 and round_index + 1 >= per_block:
-                break
         del sessions, inputs
         block += 1
+        if block < blocks or block % 2 == 1:
+            continue
+        # A whole number of pairs of blocks, one of each creation order: the rule may stop here.
+        if timed_enough(samples, request):
+            return {"ok": True, "samples_ms": samples}
+        size = next_pair_size(size, began - created, (time.perf_counter() - began) / size,
+                              max_runs - rounds, max_seconds - (time.perf_counter() - start))
+        if size == 0:
+            return {"ok": True, "samples_ms": samples}
+
+
+def even(rounds):
+    return rounds + rounds % 2
+
+
+def next_pair_size(size, creation_s, round_s, runs_left, seconds_left):
+    """Rounds of each block of the next pair: enough that creating the sessions takes at most the
+    time of the rounds after it (a large model's sessions take a second or more to create), fitted
+    into the runs and seconds left; 0 when not even two rounds each fit."""
+    wanted = max(size, even(math.ceil(creation_s / max(round_s, 1e-9))))
+    fitting = min(runs_left // 2, int((seconds_left - 2 * creation_s) / max(2 * round_s, 1e-9)))
+    rounds = min(wanted, fitting - fitting % 2)
+    return rounds if rounds >= 2 else 0
 
 
 def fresh_sessions(paths, request, reverse):

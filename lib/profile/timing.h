@@ -21,7 +21,8 @@ struct TimingLimits {
   /// Blocks of fresh sessions the rounds are spread over, every other one creating the sessions
   /// in reverse order (the onnxruntime worker; see ort_worker.py). Two sessions of one file can
   /// time a few per cent apart, the one created later mostly faster, so a comparison made with one
-  /// pair of sessions inherits that; several blocks average it out. time_alternately and the
+  /// pair of sessions inherits that; several blocks average it out. More than one is made even,
+  /// and the stopping rule is asked only after whole pairs of blocks. time_alternately and the
   /// CUDA executor, which have no sessions, ignore it.
   int sessions = 1;
 };

@@ -59,12 +59,21 @@ TEST_CASE("a comparison is spread over blocks of fresh sessions before it may st
   const std::vector<std::string> files = {model_path("small_cnn.onnx"), model_path("small_cnn.onnx")};
   // One block: the rule is asked from the first round on and holds at min_runs.
   CHECK(worker.time_files(files, {}, {{"N", 1}}, limits).front().runs == 4);
-  // Three blocks of 2 rounds (4 / 3, rounded up to even): the rule is first asked in the third,
-  // and holds there once min_runs are in (round 5), after two fresh pairs of sessions.
+  // Three blocks, made four, of 2 rounds (4 / 4): the rule is first asked after the fourth,
+  // and holds there, after four fresh pairs of sessions, two created in each order.
   limits.sessions = 3;
   const auto timings = worker.time_files(files, {}, {{"N", 1}}, limits);
-  CHECK(timings[0].runs == 5);
-  CHECK(timings[1].runs == 5);
+  CHECK(timings[0].runs == 8);
+  CHECK(timings[1].runs == 8);
+  // Never stable: more pairs of blocks of an even number of rounds each, as long as a whole
+  // pair fits in max_runs, so the runs stay balanced between the two creation orders.
+  limits.rel_error = 0;
+  limits.abs_error_ms = 0;
+  limits.max_runs = 31;
+  const int runs = worker.time_files(files, {}, {{"N", 1}}, limits).front().runs;
+  CHECK(runs > 8);
+  CHECK(runs <= 31);
+  CHECK(runs % 4 == 0);
 }
 
 TEST_CASE("a model onnxruntime cannot load is an error naming it", "[profile]") {
