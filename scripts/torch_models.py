@@ -14,7 +14,13 @@ name to its builder and `export(name, opset, folder, exporter)` writes the ONNX 
 command line it exports the models and prints name, path, ONNX node count and size:
 
   python3 scripts/torch_models.py --folder DIR [--opset 17] [--exporter dynamo] [--models NAME ...]
+  python3 scripts/torch_models.py --folder DIR --extra
   python3 scripts/torch_models.py --list
+
+`EXTRA_MODELS` (`--extra`) are more architectures for robustness checks, not in the speed
+benchmark: GPT-2, DistilBERT, RoBERTa, T5's and Whisper's encoders (transformers' default
+configs), Swin-T, MaxViT-T, RegNet-Y, MnasNet, VGG-11, AlexNet, EfficientNet-V2-S, Wide
+ResNet-50 and three torchvision segmentation models (their "out" map).
 
 Needs torch, torchvision and (for BERT) transformers: not part of CI, because those packages are
 several GB.
@@ -58,8 +64,8 @@ def transformer_encoder():
         {"batch": 2, "sequence": 16}
 
 
-def keyword_bert(make, call):
-    """A transformers BERT model from make() (random weights) on 1 x 32 tokens, traced through
+def keyword_transformer(make, call):
+    """A transformers model from make() (random weights) on 1 x 32 tokens, traced through
     call(model, input_ids, attention_mask), which passes keywords as the tracer cannot."""
     import torch
 
@@ -84,7 +90,7 @@ def keyword_bert(make, call):
 def bert_base():
     """BERT-base (transformers, eager attention) on 32 tokens, returning its last hidden state."""
     from transformers import BertConfig, BertModel
-    return keyword_bert(lambda: BertModel(BertConfig(attn_implementation="eager")),
+    return keyword_transformer(lambda: BertModel(BertConfig(attn_implementation="eager")),
                         lambda bert, ids, mask: bert(input_ids=ids, attention_mask=mask,
                                                      use_cache=False).last_hidden_state)
 
@@ -93,7 +99,7 @@ def bert_classifier():
     """BERT-base with a sequence-classification head (transformers' BertForSequenceClassification,
     eager attention, 2 labels) on 32 tokens, returning its logits: the pooler reads token 0."""
     from transformers import BertConfig, BertForSequenceClassification
-    return keyword_bert(lambda: BertForSequenceClassification(BertConfig(attn_implementation="eager", num_labels=2)),
+    return keyword_transformer(lambda: BertForSequenceClassification(BertConfig(attn_implementation="eager", num_labels=2)),
                         lambda bert, ids, mask: bert(input_ids=ids, attention_mask=mask).logits)
 
 
@@ -139,6 +145,75 @@ def resnext_branches():
     return Block().eval(), (torch_randn(1, 256, 56, 56),), ["input"], None, {}
 
 
+def segmentation_model(name):
+    """A torchvision segmentation model (no auxiliary head) on one 224 x 224 image, returning its
+    "out" map; its batch dimension is left symbolic."""
+    def build():
+        import torch
+        import torchvision
+
+        class Out(torch.nn.Module):
+            """The model's "out" entry: the exporters take tensors, not dicts."""
+            def __init__(self):
+                super().__init__()
+                self.model = getattr(torchvision.models.segmentation, name)(
+                    weights=None, weights_backbone=None, aux_loss=False).eval()
+
+            def forward(self, x):
+                return self.model(x)["out"]
+
+        torch.manual_seed(0)
+        return Out().eval(), (torch_randn(1, 3, 224, 224),), ["input"], {"input": {0: "batch"}}, {"batch": 2}
+    return build
+
+
+def gpt2():
+    """GPT-2 (transformers' GPT2Model, default config, eager attention) on 32 tokens."""
+    from transformers import GPT2Config, GPT2Model
+    return keyword_transformer(lambda: GPT2Model(GPT2Config(attn_implementation="eager")),
+                               lambda model, ids, mask: model(input_ids=ids, attention_mask=mask,
+                                                              use_cache=False).last_hidden_state)
+
+
+def distilbert():
+    """DistilBERT (transformers' DistilBertModel, default config, eager attention) on 32 tokens."""
+    from transformers import DistilBertConfig, DistilBertModel
+    return keyword_transformer(lambda: DistilBertModel(DistilBertConfig(attn_implementation="eager")),
+                               lambda model, ids, mask: model(input_ids=ids, attention_mask=mask).last_hidden_state)
+
+
+def roberta():
+    """RoBERTa-base (transformers' RobertaModel, eager attention; position ids by CumSum) on 32 tokens."""
+    from transformers import RobertaConfig, RobertaModel
+    return keyword_transformer(lambda: RobertaModel(RobertaConfig(attn_implementation="eager")),
+                               lambda model, ids, mask: model(input_ids=ids, attention_mask=mask).last_hidden_state)
+
+
+def t5_encoder():
+    """T5's encoder (transformers' T5EncoderModel, default config: t5-small's sizes) on 32 tokens."""
+    from transformers import T5Config, T5EncoderModel
+    return keyword_transformer(lambda: T5EncoderModel(T5Config()),
+                               lambda model, ids, mask: model(input_ids=ids, attention_mask=mask).last_hidden_state)
+
+
+def whisper_encoder():
+    """Whisper's audio encoder (transformers' WhisperModel, default config) on 80 mel bins x 3000 frames."""
+    import torch
+    from transformers import WhisperConfig, WhisperModel
+
+    class Encoder(torch.nn.Module):
+        """The encoder's last hidden state."""
+        def __init__(self):
+            super().__init__()
+            self.encoder = WhisperModel(WhisperConfig(attn_implementation="eager")).get_encoder().eval()
+
+        def forward(self, features):
+            return self.encoder(features).last_hidden_state
+
+    torch.manual_seed(0)
+    return Encoder().eval(), (torch_randn(1, 80, 3000),), ["features"], {"features": {0: "batch"}}, {"batch": 1}
+
+
 MODELS = {
     "resnet18": torchvision_model("resnet18"),
     "resnet50": torchvision_model("resnet50"),
@@ -159,6 +234,29 @@ MODELS = {
     "rnn_lstm": rnn_lstm,
     "resnext_branches": resnext_branches,
 }
+
+# More architectures, for robustness (torch_models_check.py --extra): exported and optimized
+# with --check, not part of the speed benchmark's table.
+EXTRA_MODELS = {
+    "gpt2": gpt2,
+    "distilbert": distilbert,
+    "roberta": roberta,
+    "t5_encoder": t5_encoder,
+    "whisper_encoder": whisper_encoder,
+    "swin_t": torchvision_model("swin_t"),
+    "maxvit_t": torchvision_model("maxvit_t"),
+    "regnet_y_400mf": torchvision_model("regnet_y_400mf"),
+    "mnasnet1_0": torchvision_model("mnasnet1_0"),
+    "vgg11": torchvision_model("vgg11"),
+    "alexnet": torchvision_model("alexnet"),
+    "efficientnet_v2_s": torchvision_model("efficientnet_v2_s"),
+    "wide_resnet50_2": torchvision_model("wide_resnet50_2"),
+    "deeplabv3_mobilenet_v3_large": segmentation_model("deeplabv3_mobilenet_v3_large"),
+    "lraspp_mobilenet_v3_large": segmentation_model("lraspp_mobilenet_v3_large"),
+    "fcn_resnet50": segmentation_model("fcn_resnet50"),
+}
+
+ALL_MODELS = {**MODELS, **EXTRA_MODELS}
 
 
 def vary_constant_weights(model):
@@ -192,7 +290,7 @@ def export(name, opset=17, folder=".", exporter="torchscript"):
     dynamo export, whose shapes are static)."""
     import torch
     path = export_path(name, opset, folder, exporter)
-    model, args, input_names, dynamic_axes, dims = MODELS[name]()
+    model, args, input_names, dynamic_axes, dims = ALL_MODELS[name]()
     vary_constant_weights(model)
     if exporter == "dynamo":
         dims = {}
@@ -222,16 +320,19 @@ def main():
     parser.add_argument("--folder", help="where the .onnx files are written")
     parser.add_argument("--opset", type=int, default=17, help="of the TorchScript exporter")
     parser.add_argument("--exporter", choices=["torchscript", "dynamo"], default="torchscript")
-    parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS), metavar="NAME")
+    parser.add_argument("--models", nargs="+", default=None, choices=list(ALL_MODELS), metavar="NAME",
+                        help="default: the benchmark's models (MODELS)")
+    parser.add_argument("--extra", action="store_true", help="the extra architectures (EXTRA_MODELS) instead")
     parser.add_argument("--list", action="store_true", help="print the model names and exit")
     args = parser.parse_args()
     if args.list:
         print("\n".join(MODELS))
+        print("extra: " + " ".join(EXTRA_MODELS))
         return 0
     if not args.folder:
         parser.error("--folder is required (or --list)")
     os.makedirs(args.folder, exist_ok=True)
-    for name in args.models:
+    for name in args.models or list(EXTRA_MODELS if args.extra else MODELS):
         try:
             path, _ = export(name, args.opset, args.folder, args.exporter)
         except Exception as error:  # PyTorch cannot export this model at this opset

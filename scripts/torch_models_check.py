@@ -25,7 +25,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
-from torch_models import MODELS, export
+from torch_models import ALL_MODELS, EXTRA_MODELS, export
 
 
 # The original seven: the default set checked (see README.md); --models takes any of the zoo.
@@ -121,11 +121,14 @@ def main():
     parser.add_argument("--folder", default="/tmp/graphsub_torch_models")
     parser.add_argument("--opsets", type=int, nargs="+", default=[13, 17], help="of the TorchScript exporter")
     parser.add_argument("--exporter", choices=["torchscript", "dynamo"], default="torchscript")
-    parser.add_argument("--models", nargs="+", default=DEFAULT_MODELS, choices=list(MODELS), metavar="NAME")
+    parser.add_argument("--models", nargs="+", default=None, choices=list(ALL_MODELS), metavar="NAME",
+                        help="default: the original seven")
+    parser.add_argument("--extra", action="store_true",
+                        help="torch_models.py's extra architectures (GPT-2, Swin, segmentation, ...) instead")
     args = parser.parse_args()
     os.makedirs(args.folder, exist_ok=True)
     failures = 0
-    for name in args.models:
+    for name in args.models or (list(EXTRA_MODELS) if args.extra else DEFAULT_MODELS):
         for opset in args.opsets if args.exporter == "torchscript" else [None]:
             try:
                 path, dims = export(name, opset, args.folder, args.exporter)
