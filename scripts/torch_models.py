@@ -15,7 +15,7 @@ command line it exports the models and prints name, path, ONNX node count and si
 
   python3 scripts/torch_models.py --folder DIR [--opset 17] [--exporter dynamo] [--models NAME ...]
   python3 scripts/torch_models.py --folder DIR --extra
-  python3 scripts/torch_models.py --list
+  python3 scripts/torch_models.py --list [--extra]
 
 `EXTRA_MODELS` (`--extra`) are more architectures for robustness checks, not in the speed
 benchmark: GPT-2, DistilBERT, RoBERTa, T5's and Whisper's encoders (transformers' default
@@ -326,8 +326,7 @@ def main():
     parser.add_argument("--list", action="store_true", help="print the model names and exit")
     args = parser.parse_args()
     if args.list:
-        print("\n".join(MODELS))
-        print("extra: " + " ".join(EXTRA_MODELS))
+        print("\n".join(EXTRA_MODELS if args.extra else MODELS))
         return 0
     if not args.folder:
         parser.error("--folder is required (or --list)")
