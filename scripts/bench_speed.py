@@ -29,16 +29,19 @@ import time
 
 #: Sizes of the symbolic dims each export needs (the TorchScript exporter bakes some sizes into
 #: reshapes: those models run only at the sizes they were traced with).
-DIMS = {"transformer_encoder": {"batch": 2, "sequence": 16}, "bert_base": {"batch": 1, "sequence": 32},
-        "bert_classifier": {"batch": 1, "sequence": 32}}
+DIMS = {"transformer_encoder": {"batch": 2, "sequence": 16},
+        **{name: {"batch": 1, "sequence": 32}
+           for name in ("bert_base", "bert_classifier", "gpt2", "distilbert", "roberta", "t5_encoder")}}
 
 
-def torch_model_names(chosen):
-    """The zoo's names (asked of torch_models.py in a child process), or the chosen ones."""
+def torch_model_names(chosen, extra=False):
+    """The zoo's names (asked of torch_models.py in a child process; its extra set with `extra`),
+    or the chosen ones."""
     if chosen is not None:
         return chosen
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_models.py")
-    return subprocess.run([sys.executable, script, "--list"], capture_output=True, text=True, check=True).stdout.split()
+    return subprocess.run([sys.executable, script, "--list", *(["--extra"] if extra else [])],
+                          capture_output=True, text=True, check=True).stdout.split()
 
 
 def export(name, folder, exporter):
@@ -181,6 +184,8 @@ def main():
     parser.add_argument("--folder", default="/tmp/graphsub_torch_models", help="where the exports are kept")
     parser.add_argument("--models", nargs="*", default=None,
                         help="names from scripts/torch_models.py (default: all; none with an empty list)")
+    parser.add_argument("--extra", action="store_true",
+                        help="torch_models.py's extra architectures (GPT-2, Swin, segmentation, ...) instead")
     parser.add_argument("--onnx", nargs="*", default=[], help="further ONNX files")
     parser.add_argument("--exporter", choices=["torchscript", "dynamo"], default="torchscript",
                         help="which of torch's ONNX exporters writes the models (torch_models.py)")
@@ -190,7 +195,7 @@ def main():
     parser.add_argument("--markdown", default="bench_speed.md")
     args = parser.parse_args()
     graphsub = shutil.which(args.graphsub) or os.path.abspath(args.graphsub)
-    models = [(name, export(name, args.folder, args.exporter)) for name in torch_model_names(args.models)]
+    models = [(name, export(name, args.folder, args.exporter)) for name in torch_model_names(args.models, args.extra)]
     models += [(os.path.splitext(os.path.basename(path))[0], path) for path in args.onnx]
     rows = []
     for name, path in models:

@@ -312,18 +312,29 @@ bool uses_symbol(const ir::Graph& graph, const std::string& symbol) {
   return false;
 }
 
-}  // namespace
-
-std::string graph_signature(const ir::Graph& graph, const DimSizes& sizes) {
-  std::string text = "Graph(" + hex64(graph.structural_hash()) + ";nodes=" + std::to_string(graph.node_count()) + ";";
+/// `kind`(<hash>;nodes=...): the format of graph_signature and, without the sizes of symbols by
+/// name (the inputs' types at those sizes say what runs), of timing_signature.
+std::string signature_with(const char* kind, uint64_t hash, const ir::Graph& graph, const DimSizes& sizes,
+                           bool symbols) {
+  std::string text = std::string(kind) + "(" + hex64(hash) + ";nodes=" + std::to_string(graph.node_count()) + ";";
   for (std::size_t i = 0; i < graph.inputs().size(); ++i) {
     text += (i ? "," : "") + ir::to_string(with_sizes(graph.value(graph.inputs()[i]).type, sizes));
   }
   for (const auto& [name, size] : sizes) {
-    if (uses_symbol(graph, name)) text += ";" + name + "=" + std::to_string(size);
+    if (symbols && uses_symbol(graph, name)) text += ";" + name + "=" + std::to_string(size);
   }
   if (graph.model_info() && !graph.model_info()->value_info) text += ";no value_info";  // exported without
   return text + ")";
+}
+
+}  // namespace
+
+std::string graph_signature(const ir::Graph& graph, const DimSizes& sizes) {
+  return signature_with("Graph", graph.structural_hash(), graph, sizes, true);
+}
+
+std::string timing_signature(const ir::Graph& graph, const DimSizes& sizes) {
+  return signature_with("Timing", graph.timing_hash(), graph, sizes, false);
 }
 
 std::string describe(const CacheHeader& header) {

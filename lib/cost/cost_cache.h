@@ -139,4 +139,11 @@ std::string op_signature(const ir::Graph& graph, ir::NodeId id, const DimSizes* 
 /// graphs that run the same computation on inputs of the same types.
 std::string graph_signature(const ir::Graph& graph, const DimSizes& sizes);
 
+/// graph_signature with the graph's timing_hash in place of its structural hash (`Timing(...)`):
+/// equal keys mean graphs that run the same computation on inputs of the same types, up to the
+/// values of their large floating-point weights and the names of their inputs, so they take the
+/// same time (two layers of a model). Not a cache key: a run reuses a comparison it made of
+/// one such pair for another (pipeline::Measurer).
+std::string timing_signature(const ir::Graph& graph, const DimSizes& sizes);
+
 }  // namespace graphsub::cost

@@ -5,6 +5,7 @@
 #include <functional>
 #include <queue>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "ir/hash.h"
 
@@ -200,13 +201,18 @@ bool Graph::is_weight_only(NodeId id) const {
 }
 
 std::vector<uint64_t> Graph::node_hashes(SymmetricOps symmetric) const {
+  return node_hashes_with([this](ValueId id) { return values_[id]->hash; }, symmetric);
+}
+
+std::vector<uint64_t> Graph::node_hashes_with(const std::function<uint64_t(ValueId)>& leaf,
+                                              SymmetricOps symmetric) const {
   auto order = topological_order();
   if (!order) throw std::logic_error("node_hashes: the graph has a cycle");
   std::vector<uint64_t> hashes(nodes_.size(), 0);
   auto value_hash = [&](ValueId id) -> uint64_t {
     if (id == kNoValue) return 0;
     const Value& value = *values_[id];
-    if (value.producer < 0) return value.hash;
+    if (value.producer < 0) return leaf(id);
     return hash_combine(hashes[value.producer], static_cast<uint64_t>(value.output_index));
   };
   for (NodeId id : *order) {
@@ -227,12 +233,36 @@ std::vector<uint64_t> Graph::node_hashes(SymmetricOps symmetric) const {
 }
 
 uint64_t Graph::structural_hash(SymmetricOps symmetric) const {
-  std::vector<uint64_t> hashes = node_hashes(symmetric);
+  return outputs_hash(node_hashes(symmetric), [this](ValueId id) { return values_[id]->hash; });
+}
+
+uint64_t Graph::timing_hash() const {
+  std::unordered_map<ValueId, uint64_t> positions;
+  for (std::size_t i = 0; i < inputs_.size(); ++i) positions.emplace(inputs_[i], i);
+  auto leaf = [&](ValueId id) -> uint64_t {
+    const Value& value = *values_[id];
+    const DataType dtype = value.type.dtype;
+    if (value.kind == ValueKind::kInput) {  // its shape, at the sizes measured, is the caller's
+      const auto position = positions.find(id);
+      const uint64_t where = position == positions.end() ? ~uint64_t{0} : position->second;
+      return hash_combine(hash_combine(hash_combine(kHashSeed, 3), where), static_cast<uint64_t>(dtype));
+    }
+    const bool floating = dtype == DataType::kFloat || dtype == DataType::kFloat16 ||
+                          dtype == DataType::kDouble || dtype == DataType::kBfloat16;
+    if (value.kind == ValueKind::kWeight && floating && value.data && value.data->num_elements() >= kLargeWeight) {
+      return hash_string(hash_combine(kHashSeed, 4), to_string(value.type));
+    }
+    return value.hash;
+  };
+  return outputs_hash(node_hashes_with(leaf, nullptr), leaf);
+}
+
+uint64_t Graph::outputs_hash(const std::vector<uint64_t>& node_hashes,
+                             const std::function<uint64_t(ValueId)>& leaf) const {
   uint64_t hash = kHashSeed;
   for (ValueId id : outputs_) {
     const Value& value = *values_[id];
-    uint64_t out = value.producer < 0 ? value.hash
-                                      : hash_combine(hashes[value.producer], value.output_index);
+    uint64_t out = value.producer < 0 ? leaf(id) : hash_combine(node_hashes[value.producer], value.output_index);
     hash = hash_combine(hash, out);
   }
   return hash;

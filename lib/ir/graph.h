@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -142,6 +143,15 @@ class Graph {
   /// whatever their node ids; with `symmetric`, also graphs that differ only in the operand
   /// order of such nodes (a search's set of graphs seen).
   uint64_t structural_hash(SymmetricOps symmetric = nullptr) const;
+  /// Hash of what the graph's run time depends on: structural_hash, except that a graph input
+  /// counts by its position and element type rather than its name (its shape is the caller's
+  /// to add, at the sizes it runs at), and a floating-point weight of
+  /// kLargeWeight elements or more by its type rather than its values (small weights, such as
+  /// a Resize's scales or a Pow's exponent, and integer ones, such as shapes and indices, steer
+  /// what is computed and count by value). Two layers of a model that differ only in their
+  /// weights hash alike, so a measurement of one stands for the other.
+  uint64_t timing_hash() const;
+  static constexpr int64_t kLargeWeight = 64;
 
   const std::shared_ptr<const ModelInfo>& model_info() const { return model_info_; }
   void set_model_info(std::shared_ptr<const ModelInfo> info) { model_info_ = std::move(info); }
@@ -153,6 +163,10 @@ class Graph {
   ValueId add_value(Value value);
   Node& mutable_node(NodeId id);
   Value& mutable_value(ValueId id);
+  /// node_hashes with `leaf` hashing the values no node produces.
+  std::vector<uint64_t> node_hashes_with(const std::function<uint64_t(ValueId)>& leaf, SymmetricOps symmetric) const;
+  /// The hash of the graph outputs, from node_hashes_with's result and the same `leaf`.
+  uint64_t outputs_hash(const std::vector<uint64_t>& node_hashes, const std::function<uint64_t(ValueId)>& leaf) const;
 
   std::vector<std::shared_ptr<const Node>> nodes_;
   std::vector<std::shared_ptr<const Value>> values_;

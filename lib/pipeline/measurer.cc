@@ -110,48 +110,122 @@ std::string Measurer::signature(const ir::Graph& graph, const std::string& file)
 
 std::optional<cost::Comparison> Measurer::compare(const ir::Graph& original, const ir::Graph& candidate,
                                                   const profile::TimingLimits& limits, const std::string& original_file) {
-  const std::string first = signature(original, original_file);
-  const std::string second = cost::graph_signature(candidate, sizes_);
-  if (const cost::Comparison* cached = cache_.find_comparison(first, second, backend_)) {
-    ++stats_.comparison_hits;
-    return cached->failed() ? std::nullopt : std::optional<cost::Comparison>(*cached);
-  }
-  if (!profiler_) {
-    ++stats_.comparisons_unmeasured;
-    return std::nullopt;
-  }
-  const Clock::time_point start = Clock::now();
-  cost::Comparison comparison{first, second, backend_, 1, 0, 0, {}};
+  return compare_all(original, {&candidate}, limits, original_file)[0];
+}
+
+/// A candidate of compare_all not found in the cache: its key, the graph as timed, the integer
+/// inputs fed zeros, and the key of what it times like.
+struct Measurer::Pending {
+  std::size_t index;
+  std::string signature;
+  ir::Graph run;
   std::vector<std::string> unknown;
-  try {
-    const ir::Graph first_run = with_integers(original, unknown);
-    const ir::Graph second_run = with_integers(candidate, unknown);
-    const std::vector<profile::Timing> timings =
-        profiler_->time_models({{&first_run, original_file}, {&second_run, {}}}, sizes_, limits);
-    const profile::Ratio ratio = profile::paired_ratio(timings[0].samples_ms, timings[1].samples_ms);
-    comparison.median_ratio = ratio.median;
-    comparison.spread = ratio.spread;
-    comparison.runs = ratio.runs;
-    for (std::size_t i = 0; i < 2; ++i) {
-      cache_.insert({i == 0 ? first : second, backend_, timings[i].median_ms, timings[i].spread_ms, timings[i].runs, {}});
+  std::string alike;
+};
+
+std::vector<std::optional<cost::Comparison>> Measurer::compare_all(const ir::Graph& original,
+                                                                   const std::vector<const ir::Graph*>& candidates,
+                                                                   const profile::TimingLimits& limits,
+                                                                   const std::string& original_file) {
+  const std::string first = signature(original, original_file);
+  std::vector<std::string> unknown;
+  const ir::Graph first_run = with_integers(original, unknown);
+  const std::string first_timing = original_file.empty() ? cost::timing_signature(first_run, sizes_) : std::string{};
+  std::vector<std::optional<cost::Comparison>> results(candidates.size());
+  std::vector<Pending> pending;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    Pending candidate{i, cost::graph_signature(*candidates[i], sizes_), {}, unknown, {}};
+    candidate.run = with_integers(*candidates[i], candidate.unknown);
+    if (!first_timing.empty()) candidate.alike = first_timing + " -> " + cost::timing_signature(candidate.run, sizes_);
+    if (const cost::Comparison* cached = cache_.find_comparison(first, candidate.signature, backend_)) {
+      ++stats_.comparison_hits;
+      results[i] = remember(candidate.alike, *cached);
+    } else if (const auto earlier = alike_.find(candidate.alike);
+               !candidate.alike.empty() && earlier != alike_.end()) {
+      cost::Comparison reused = earlier->second;
+      reused.original = first;
+      reused.candidate = candidate.signature;
+      ++stats_.comparisons_reused;
+      if (profiler_) {  // a pinned cache (no profiler) is only read
+        cache_.insert(reused);
+        changed_ = true;
+      }
+      results[i] = remember(candidate.alike, reused);
+    } else if (!profiler_) {
+      ++stats_.comparisons_unmeasured;
+    } else {
+      pending.push_back(std::move(candidate));
     }
+  }
+  if (pending.empty()) return results;
+  const Clock::time_point start = Clock::now();
+  std::vector<cost::Comparison> measured;
+  if (pending.size() > 1) {
+    // All in one request, alternated with the original: one set of its runs for all of them.
+    std::vector<profile::Profiler::Model> models = {{&first_run, original_file}};
+    for (const Pending& candidate : pending) models.push_back({&candidate.run, {}});
+    // A round runs every model once: the time a pair had, per model, so that each comparison
+    // gets as many rounds as it would alone.
+    profile::TimingLimits together = limits;
+    together.max_seconds *= static_cast<double>(models.size()) / 2;
+    try {
+      const std::vector<profile::Timing> timings = profiler_->time_models(models, sizes_, together);
+      cache_.insert({first, backend_, timings[0].median_ms, timings[0].spread_ms, timings[0].runs, {}});
+      for (std::size_t k = 0; k < pending.size(); ++k) {
+        measured.push_back(comparison_of(first, pending[k].signature, timings[0], timings[k + 1]));
+      }
+    } catch (const Error& failure) {
+      // One of them fails in the target: time each alone, to know which.
+      logger("profile")->debug("timing {} candidates together failed ({}); timing each alone", pending.size(),
+                               failure.what());
+    }
+  }
+  for (std::size_t k = measured.size(); k < pending.size(); ++k) {
+    measured.push_back(measure_pair(first, first_run, original_file, pending[k], limits));
+  }
+  stats_.seconds += seconds_since(start);
+  for (std::size_t k = 0; k < pending.size(); ++k) {
+    ++stats_.comparisons_measured;
+    cache_.insert(measured[k]);
+    results[pending[k].index] = remember(pending[k].alike, measured[k]);
+  }
+  changed_ = true;
+  return results;
+}
+
+cost::Comparison Measurer::comparison_of(const std::string& first, const std::string& second,
+                                         const profile::Timing& original, const profile::Timing& candidate) {
+  const profile::Ratio ratio = profile::paired_ratio(original.samples_ms, candidate.samples_ms);
+  cache_.insert({second, backend_, candidate.median_ms, candidate.spread_ms, candidate.runs, {}});
+  return {first, second, backend_, ratio.median, ratio.spread, ratio.runs, {}};
+}
+
+cost::Comparison Measurer::measure_pair(const std::string& first, const ir::Graph& first_run,
+                                        const std::string& original_file, const Pending& candidate,
+                                        const profile::TimingLimits& limits) {
+  try {
+    const std::vector<profile::Timing> timings =
+        profiler_->time_models({{&first_run, original_file}, {&candidate.run, {}}}, sizes_, limits);
+    cache_.insert({first, backend_, timings[0].median_ms, timings[0].spread_ms, timings[0].runs, {}});
+    return comparison_of(first, candidate.signature, timings[0], timings[1]);
   } catch (const Error& failure) {
-    comparison.error = failure.what();
-    if (unknown.empty()) {
+    cost::Comparison comparison{first, candidate.signature, backend_, 1, 0, 0, failure.what()};
+    if (candidate.unknown.empty()) {
       logger("profile")->warn("the target cannot run a candidate graph: {}", comparison.error);
     } else {
       // Not a fault of the candidate: an integer input (a shape a rewrite computes) has no value
       // at the measuring sizes, and zeros are no valid shape there. The candidate is not taken.
       std::string names;
-      for (const std::string& name : unknown) names += (names.empty() ? "" : ", ") + name;
+      for (const std::string& name : candidate.unknown) names += (names.empty() ? "" : ", ") + name;
       comparison.error += " (integer inputs with no known value, fed zeros: " + names + ")";
       logger("profile")->info("a candidate part could not be timed, so it is not taken: {}", comparison.error);
     }
+    return comparison;
   }
-  stats_.seconds += seconds_since(start);
-  ++stats_.comparisons_measured;
-  cache_.insert(comparison);
-  changed_ = true;
+}
+
+std::optional<cost::Comparison> Measurer::remember(const std::string& alike, const cost::Comparison& comparison) {
+  if (!alike.empty()) alike_.emplace(alike, comparison);
   return comparison.failed() ? std::nullopt : std::optional<cost::Comparison>(comparison);
 }
 

@@ -21,6 +21,9 @@ struct MeasureStats {
   int64_t nodes_failed = 0;            ///< Of those, the ones the target could not run (estimated).
   int64_t comparisons_measured = 0;    ///< Pairs of graphs (parts, whole graphs) timed in this run.
   int64_t comparison_hits = 0;         ///< Pairs whose comparison the cache held.
+  /// Pairs that time as a pair compared earlier in this run does (another layer's part: other
+  /// weights, other input names), given that comparison; also in the cache from then on.
+  int64_t comparisons_reused = 0;
   int64_t comparisons_unmeasured = 0;  ///< Pairs neither cached nor measurable (measuring is off).
   double seconds = 0;                  ///< Time spent measuring.
 };
@@ -57,9 +60,20 @@ class Measurer {
   /// target fails on one of them (that failure is cached too). Measuring also caches each
   /// graph's own time (graph_time).
   /// With `original_file`, the original is timed as that ONNX file as it is (the user's input),
-  /// not as an export of `original`, and is cached under a key of its own.
+  /// not as an export of `original`, and is cached under a key of its own. Without it, a pair
+  /// not in the cache that times as a pair this run compared before (cost::timing_signature of
+  /// both, as measured: with the instance's integers bound) gets that pair's comparison, which
+  /// is cached under its own keys too: the parts of a model's repeated layers are timed once.
   std::optional<cost::Comparison> compare(const ir::Graph& original, const ir::Graph& candidate,
                                           const profile::TimingLimits& limits, const std::string& original_file = {});
+  /// compare for several candidates of one original: those not in the cache are timed in one
+  /// request, alternated with the original round by round (each against the original's run of
+  /// the same round), so the original is timed once for all, within max_seconds × (models / 2),
+  /// the time per model of a pair; if that fails, each is timed alone.
+  std::vector<std::optional<cost::Comparison>> compare_all(const ir::Graph& original,
+                                                           const std::vector<const ir::Graph*>& candidates,
+                                                           const profile::TimingLimits& limits,
+                                                           const std::string& original_file = {});
 
   /// A graph's measured time as a comparison left it in the cache (with `file`: the time of
   /// that file, timed for `graph`), or nullopt.
@@ -71,12 +85,27 @@ class Measurer {
   void save() const;
 
  private:
+  struct Pending;
+  /// The comparison of `candidate`'s timing with the original's (and the candidate's own time,
+  /// cached under `second`).
+  cost::Comparison comparison_of(const std::string& first, const std::string& second,
+                                 const profile::Timing& original, const profile::Timing& candidate);
+  /// One pending candidate timed against the original alone; a failure is the comparison's error.
+  cost::Comparison measure_pair(const std::string& first, const ir::Graph& first_run, const std::string& original_file,
+                                const Pending& candidate, const profile::TimingLimits& limits);
+  /// `comparison` kept under `alike` (when not empty) for pairs that time like it; what
+  /// compare answers for it.
+  std::optional<cost::Comparison> remember(const std::string& alike, const cost::Comparison& comparison);
+
   /// The cache key of `graph`'s time, or of `file`'s as the file timed for `graph`.
   std::string signature(const ir::Graph& graph, const std::string& file) const;
 
   /// The hash of each file timed as it is, by path, read once (the guard asks for the input's
   /// several times per run, and a model file may be hundreds of megabytes).
   mutable std::map<std::string, uint64_t> file_hashes_;
+  /// The comparisons of this run (found in the cache or measured) by the timing signatures of
+  /// the pair: "original -> candidate".
+  std::map<std::string, cost::Comparison> alike_;
 
   cost::CostCache cache_;
   std::string cache_path_;

@@ -163,6 +163,7 @@ Json measurement_json(const Measurer& measurer, const MeasuredSearchStats& searc
           {"node_signatures_still_estimated", search.estimated},
           {"comparisons_measured", stats.comparisons_measured},
           {"comparison_cache_hits", stats.comparison_hits},
+          {"comparisons_reused", stats.comparisons_reused},
           {"comparisons_unmeasured", stats.comparisons_unmeasured},
           {"node_lookups", {{"hits", model.hits()}, {"misses", model.misses()}}},
           {"seconds", stats.seconds}};
@@ -339,11 +340,21 @@ class Run {
       verdict.reason = "the optimized graph is the input once written (its rewrites are undone on export, e.g. a "
                        "fused activation written as its own node again), so the input is kept";
     } else {
+      // Every graph the checks below may compare with the input, timed together in one request
+      // (the input's runs shared): the result, the result without value_info, and the input with
+      // the layout forms (kept when the result is not). The checks then find them in the cache.
+      std::vector<const ir::Graph*> together = {&result.best};
+      if (tries_without_value_info(result.best)) {
+        without_value_info_ = with_value_info(result.best, false);
+        together.push_back(&without_value_info_);
+      }
+      if (const std::optional<ir::Graph>& forms = layout_formed(original_)) together.push_back(&*forms);
+      if (together.size() > 1) measurer.compare_all(original_, together, request_.guard.whole, request_.input);
       verdict = guard(original_, result.best, measurer, request_.guard, {}, request_.input);
     }
     const ir::Graph* best = &result.best;
     Json bare_json;
-    if (verdict.comparison && result.best.model_info() && target_.spec.reads_value_info) {
+    if (verdict.comparison && tries_without_value_info(result.best)) {
       // The same graph exported without value_info: measured, and kept when it is the faster
       // (onnxruntime's fusions depend on value_info; the CUDA executor reads none).
       ir::Graph bare = with_value_info(result.best, false);
@@ -387,13 +398,10 @@ class Run {
   /// else `chosen`. The search never picks them: each costs more as a single operator, and what
   /// it saves (the runtime keeping a blocked layout across it) only shows in the whole graph.
   const ir::Graph& with_layout_forms(const ir::Graph& chosen, Measurer& measurer, Json& written) {
-    if (!target_.spec.layout_forms) return chosen;
     int applied = 0;
-    std::optional<ir::Graph> formed = apply_everywhere(chosen, rules::shipped_layout_rules(), &applied);
+    std::optional<ir::Graph> formed = &chosen == &original_ ? layout_formed(original_) : layout_formed(chosen, &applied);
+    if (&chosen == &original_) applied = input_forms_applied_;
     if (!formed) return chosen;
-    // The forms need their shapes declared (the runtime must see a resized scale's symbolic
-    // batch to keep the Mul blocked), so the formed graph is written with value_info.
-    if (formed->model_info()) formed = with_value_info(*formed, true);
     timer_.start();
     const GuardVerdict verdict = guard(chosen, *formed, measurer, request_.guard,
                                        {"the graph with the layout forms", "the graph without them"},
@@ -425,6 +433,29 @@ class Run {
       outcome_.summary += fmt::format("; then {} layout forms, measured against that: {}", applied, measured);
     }
     return layout_formed_;
+  }
+
+  /// `graph` with the target's layout forms applied wherever they match (counted in `applied`),
+  /// as it would be written; nullopt when the target has none or none matches.
+  std::optional<ir::Graph> layout_formed(const ir::Graph& graph, int* applied) const {
+    if (!target_.spec.layout_forms) return std::nullopt;
+    std::optional<ir::Graph> formed = apply_everywhere(graph, rules::shipped_layout_rules(), applied);
+    // The forms need their shapes declared (the runtime must see a resized scale's symbolic
+    // batch to keep the Mul blocked), so the formed graph is written with value_info.
+    if (formed && formed->model_info()) formed = with_value_info(*formed, true);
+    return formed;
+  }
+
+  /// The input with the layout forms (layout_formed), made once.
+  const std::optional<ir::Graph>& layout_formed(const ir::Graph& input) {
+    if (!input_forms_made_) input_forms_ = layout_formed(input, &input_forms_applied_);
+    input_forms_made_ = true;
+    return input_forms_;
+  }
+
+  /// Whether the measured target times `graph` also exported without value_info.
+  bool tries_without_value_info(const ir::Graph& graph) const {
+    return graph.model_info() && target_.spec.reads_value_info;
   }
 
   /// `graph` (which has model info) to be exported with or without intermediate value_info.
@@ -553,6 +584,9 @@ class Run {
   search::OptimizeResult optimized_;
   ir::Graph without_value_info_;  ///< The search result exported without value_info, when that measured faster.
   ir::Graph layout_formed_;  ///< The written graph when the layout forms were kept.
+  std::optional<ir::Graph> input_forms_;  ///< The input with the layout forms, once made.
+  bool input_forms_made_ = false;
+  int input_forms_applied_ = 0;
   OptimizeOutcome outcome_;
 };
 

@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <spdlog/fmt/ranges.h>
+
 #include "ir/error.h"
 #include "ir/log.h"
 #include "ir/parallel.h"
@@ -323,7 +325,11 @@ class Optimizer {
     if (found.steps.empty()) return false;
     if (!options_.judge) return true;
     ++result_.split.judged;
-    if (options_.judge->keep(part, found.best)) return true;
+    std::vector<std::string> rules;
+    for (const AppliedStep& step : found.steps) rules.push_back(step.rule);
+    logger("search")->debug("part of {} nodes changed by {}", part.node_count(), fmt::join(rules, ", "));
+    const double predicted = found.initial_cost.time_ms > 0 ? found.best_cost.time_ms / found.initial_cost.time_ms : 1;
+    if (options_.judge->keep(part, found.best, predicted)) return true;
     ++result_.split.rejected;
     return false;
   }

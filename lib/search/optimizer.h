@@ -32,8 +32,10 @@ class PartJudge {
  public:
   virtual ~PartJudge() = default;
   /// True when `candidate` should replace `original`: two standalone graphs with the same inputs
-  /// and outputs, the second derived from the first by the search. Called from one thread.
-  virtual bool keep(const ir::Graph& original, const ir::Graph& candidate) = 0;
+  /// and outputs, the second derived from the first by the search. `predicted_ratio` is the
+  /// search's cost model's time of the candidate over the original's (below 1). Called from one
+  /// thread.
+  virtual bool keep(const ir::Graph& original, const ir::Graph& candidate, double predicted_ratio) = 0;
 };
 
 /// The split of one input graph, kept between optimize calls on that same graph: the split depends

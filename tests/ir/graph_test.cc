@@ -186,3 +186,40 @@ TEST_CASE("copying a large graph does not copy nodes or weights", "[ir]") {
   CHECK(&copy.value(w) == &graph.value(w));
   CHECK(&copy.node(500) == &graph.node(500));
 }
+
+namespace {
+
+/// y = relu(x) + w, with x named `input`, w a float weight of `elements` elements filled with
+/// `fill`, and a Reshape of the sum to `shape` (an int64 weight).
+Graph layer(const std::string& input, int64_t elements, float fill, std::vector<int64_t> shape) {
+  Graph graph;
+  const ValueId x = graph.add_input(input, float_type({1, elements}));
+  const ValueId w = graph.add_weight("w", share(Tensor::from_floats({1, elements}, std::vector<float>(elements, fill))));
+  const ValueId r = graph.node(graph.add_node(OpKind::kRelu, {x}, {{float_type({1, elements}), "r"}})).outputs[0];
+  const ValueId s = graph.node(graph.add_node(OpKind::kAdd, {r, w}, {{float_type({1, elements}), "s"}})).outputs[0];
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const ValueId t = graph.add_weight("t", share(Tensor::from_int64s({rank}, shape)));
+  graph.set_outputs({graph.node(graph.add_node(OpKind::kReshape, {s, t}, {{float_type(shape), "y"}})).outputs[0]});
+  return graph;
+}
+
+}  // namespace
+
+TEST_CASE("timing hashes see what runs, not the values of large weights or the names of inputs", "[ir]") {
+  const int64_t large = Graph::kLargeWeight;
+  const Graph a = layer("x", large, 1.0f, {large, 1});
+  // Another layer of the model: other weights, another input name.
+  const Graph b = layer("layer2/x", large, 2.0f, {large, 1});
+  CHECK(a.structural_hash() != b.structural_hash());
+  CHECK(a.timing_hash() == b.timing_hash());
+  // What is computed differs: another Reshape target, another op.
+  CHECK(layer("x", large, 1.0f, {1, large}).timing_hash() != a.timing_hash());
+  Graph other_attributes = layer("x", large, 1.0f, {large, 1});
+  Attributes attrs;
+  attrs.set("alpha", 0.5f);
+  other_attributes.set_attributes(0, attrs);
+  CHECK(other_attributes.timing_hash() != a.timing_hash());
+  // A small float weight (a scale, an exponent) counts by value.
+  CHECK(layer("x", large - 1, 1.0f, {large - 1, 1}).timing_hash() !=
+        layer("x", large - 1, 2.0f, {large - 1, 1}).timing_hash());
+}

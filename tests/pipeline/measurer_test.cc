@@ -111,6 +111,73 @@ TEST_CASE("a part reads the integer values of the measuring instance as weights"
   CHECK(operands == std::vector<std::vector<int64_t>>{{2, 3}, {2, 3}});
 }
 
+/// `graph` with its weight `name` replaced by one of the same shape filled with `fill`.
+ir::Graph refilled(const ir::Graph& graph, const std::string& name, float fill) {
+  ir::Graph copy = graph;
+  for (ir::NodeId id : copy.node_ids()) {
+    for (ir::ValueId input : copy.node(id).inputs) {
+      const ir::Value& value = copy.value(input);
+      if (value.name != name || value.kind != ir::ValueKind::kWeight) continue;
+      const std::vector<int64_t> dims = value.data->dims();
+      const std::vector<float> values(static_cast<std::size_t>(value.data->num_elements()), fill);
+      copy.replace_all_uses(input, copy.add_weight(name, ir::share(ir::Tensor::from_floats(dims, values))));
+      return copy;
+    }
+  }
+  return copy;
+}
+
+TEST_CASE("a pair that times like one compared before reuses its comparison", "[pipeline]") {
+  TableProfiler* table = nullptr;
+  auto measurer = table_measurer("", table);
+  const auto [fused, separate] = timed_pair(*table);
+  REQUIRE(measurer->compare(separate, fused, {})->median_ratio == 0.5);
+  // The same rewrite in another layer: other weights, so other graphs, not in the table.
+  const ir::Graph other_separate = refilled(separate, "W", 1.0f);
+  const ir::Graph other_fused = refilled(fused, "W", 1.0f);
+  REQUIRE(cost::graph_signature(other_separate, {}) != cost::graph_signature(separate, {}));
+  const std::optional<cost::Comparison> reused = measurer->compare(other_separate, other_fused, {});
+  REQUIRE(reused);
+  CHECK(reused->median_ratio == 0.5);
+  CHECK(reused->original == cost::graph_signature(other_separate, {}));
+  CHECK(table->graph_calls == 2);
+  CHECK(measurer->stats().comparisons_reused == 1);
+  CHECK(measurer->stats().comparisons_measured == 1);
+  // From now on it is in the cache under its own keys.
+  CHECK(measurer->cache().find_comparison(reused->original, reused->candidate, "onnxruntime-cpu"));
+  // A candidate that differs in a small weight (8 biases) is another computation: measured
+  // (and failing here: not in the table).
+  CHECK_FALSE(measurer->compare(other_separate, refilled(fused, "B", 1.0f), {}));
+  CHECK(measurer->stats().comparisons_measured == 2);
+}
+
+TEST_CASE("the candidates of one original are timed together, each compared with it", "[pipeline]") {
+  TableProfiler* table = nullptr;
+  auto measurer = table_measurer("", table);
+  const auto [fused, separate] = timed_pair(*table);
+  const ir::Graph slower = testing::conv_graph(8, 8, 5, "relu", false);
+  table->graph_ms[cost::graph_signature(slower, {})] = 4.0;
+  const std::vector<std::optional<cost::Comparison>> both = measurer->compare_all(separate, {&fused, &slower}, {});
+  REQUIRE(both.size() == 2);
+  CHECK(both[0]->median_ratio == 0.5);
+  CHECK(both[1]->median_ratio == 2.0);
+  CHECK(table->graph_requests == 1);
+  CHECK(table->graph_calls == 3);
+  CHECK(measurer->stats().comparisons_measured == 2);
+  // What the checks ask afterwards is in the cache.
+  CHECK(measurer->compare(separate, slower, {})->median_ratio == 2.0);
+  CHECK(table->graph_calls == 3);
+
+  // When one of them fails in the target, each is timed alone, so the other still counts.
+  const ir::Graph unknown = testing::conv_graph(8, 8, 1, "relu", false);
+  const ir::Graph faster = testing::conv_graph(8, 8, 3, "sigmoid", false);
+  table->graph_ms[cost::graph_signature(faster, {})] = 1.5;
+  const std::vector<std::optional<cost::Comparison>> mixed = measurer->compare_all(separate, {&unknown, &faster}, {});
+  CHECK_FALSE(mixed[0].has_value());
+  REQUIRE(mixed[1].has_value());
+  CHECK(mixed[1]->median_ratio == 0.75);
+}
+
 TEST_CASE("graphs the target cannot run have no comparison, and are not tried again", "[pipeline]") {
   TableProfiler* table = nullptr;
   auto measurer = table_measurer("", table);

@@ -25,7 +25,8 @@ class TableProfiler : public profile::Profiler {
   std::map<std::string, double> node_ms;   ///< op_signature → time.
   std::function<double(const ir::Graph&)> graph_rule;  ///< The time of a graph not in graph_ms, if set.
   std::function<double(const cost::Miss&)> node_rule;  ///< The time of a node not in node_ms, if set.
-  int graph_calls = 0;
+  int graph_calls = 0;   ///< Graphs timed.
+  int graph_requests = 0;  ///< Calls of time_graphs (each times its graphs together).
   int node_calls = 0;
 
   const cost::CacheHeader& header() const override { return header_; }
@@ -34,6 +35,7 @@ class TableProfiler : public profile::Profiler {
   std::vector<profile::Timing> time_graphs(const std::vector<const ir::Graph*>& graphs, const cost::DimSizes& sizes,
                                            const profile::TimingLimits&) override {
     std::vector<profile::Timing> timings;
+    ++graph_requests;
     for (const ir::Graph* graph : graphs) {
       ++graph_calls;
       const auto it = graph_ms.find(cost::graph_signature(*graph, sizes));
