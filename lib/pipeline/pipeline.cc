@@ -348,7 +348,7 @@ class Run {
         without_value_info_ = with_value_info(result.best, false);
         together.push_back(&without_value_info_);
       }
-      if (const std::optional<ir::Graph>& forms = layout_formed(original_)) together.push_back(&*forms);
+      if (const std::optional<ir::Graph>& forms = input_layout_formed()) together.push_back(&*forms);
       if (together.size() > 1) measurer.compare_all(original_, together, request_.guard.whole, request_.input);
       verdict = guard(original_, result.best, measurer, request_.guard, {}, request_.input);
     }
@@ -356,9 +356,9 @@ class Run {
     Json bare_json;
     if (verdict.comparison && tries_without_value_info(result.best)) {
       // The same graph exported without value_info: measured, and kept when it is the faster
-      // (onnxruntime's fusions depend on value_info; the CUDA executor reads none).
-      ir::Graph bare = with_value_info(result.best, false);
-      GuardVerdict bare_verdict = guard(original_, bare, measurer, request_.guard,
+      // (onnxruntime's fusions depend on value_info; the CUDA executor reads none). Made above,
+      // where it was timed with the result.
+      GuardVerdict bare_verdict = guard(original_, without_value_info_, measurer, request_.guard,
                                         {"the optimized graph without value_info", "the input"}, request_.input);
       const bool better = bare_verdict.keep_candidate &&
                           (!verdict.keep_candidate || bare_verdict.comparison->median_ratio < verdict.comparison->median_ratio);
@@ -366,7 +366,6 @@ class Run {
       if (bare_verdict.comparison) bare_json["measured_speedup"] = 1 / bare_verdict.comparison->median_ratio;
       if (better) {
         verdict = std::move(bare_verdict);
-        without_value_info_ = std::move(bare);
         best = &without_value_info_;
       }
     }
@@ -399,8 +398,8 @@ class Run {
   /// it saves (the runtime keeping a blocked layout across it) only shows in the whole graph.
   const ir::Graph& with_layout_forms(const ir::Graph& chosen, Measurer& measurer, Json& written) {
     int applied = 0;
-    std::optional<ir::Graph> formed = &chosen == &original_ ? layout_formed(original_) : layout_formed(chosen, &applied);
-    if (&chosen == &original_) applied = input_forms_applied_;
+    std::optional<ir::Graph> formed = &chosen == &original_ ? input_layout_formed() : layout_formed(chosen, &applied);
+    if (&chosen == &original_) applied = input_forms_applied_;  // counted when the input's forms were made
     if (!formed) return chosen;
     timer_.start();
     const GuardVerdict verdict = guard(chosen, *formed, measurer, request_.guard,
@@ -446,9 +445,10 @@ class Run {
     return formed;
   }
 
-  /// The input with the layout forms (layout_formed), made once.
-  const std::optional<ir::Graph>& layout_formed(const ir::Graph& input) {
-    if (!input_forms_made_) input_forms_ = layout_formed(input, &input_forms_applied_);
+  /// The input with the layout forms (layout_formed), made once: the guard times it with the
+  /// result, and with_layout_forms checks it when the input is kept.
+  const std::optional<ir::Graph>& input_layout_formed() {
+    if (!input_forms_made_) input_forms_ = layout_formed(original_, &input_forms_applied_);
     input_forms_made_ = true;
     return input_forms_;
   }
@@ -582,7 +582,7 @@ class Run {
   Target target_;
   std::set<std::string> unverified_;  ///< Searched rules not proved (only with --allow-unverified).
   search::OptimizeResult optimized_;
-  ir::Graph without_value_info_;  ///< The search result exported without value_info, when that measured faster.
+  ir::Graph without_value_info_;  ///< The search result to be exported without value_info (written when that measured faster).
   ir::Graph layout_formed_;  ///< The written graph when the layout forms were kept.
   std::optional<ir::Graph> input_forms_;  ///< The input with the layout forms, once made.
   bool input_forms_made_ = false;

@@ -325,9 +325,11 @@ class Optimizer {
     if (found.steps.empty()) return false;
     if (!options_.judge) return true;
     ++result_.split.judged;
-    std::vector<std::string> rules;
-    for (const AppliedStep& step : found.steps) rules.push_back(step.rule);
-    logger("search")->debug("part of {} nodes changed by {}", part.node_count(), fmt::join(rules, ", "));
+    if (logger("search")->should_log(spdlog::level::debug)) {
+      std::vector<std::string> rules;
+      for (const AppliedStep& step : found.steps) rules.push_back(step.rule);
+      logger("search")->debug("part of {} nodes changed by {}", part.node_count(), fmt::join(rules, ", "));
+    }
     const double predicted = found.initial_cost.time_ms > 0 ? found.best_cost.time_ms / found.initial_cost.time_ms : 1;
     if (options_.judge->keep(part, found.best, predicted)) return true;
     ++result_.split.rejected;
