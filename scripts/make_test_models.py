@@ -168,6 +168,26 @@ def class_token_head():
     save(model_of(graph, (("", 17),)), "class_token_head.onnx")
 
 
+def window_attention():
+    """Attention within windows written with Einsum, as MaxViT's export does: x [N, 3, 7, 16] (3
+    windows of 7 tokens) to q, k and v by MatMul, scores Einsum("bgid,bgjd->bgij"), scaled,
+    Softmax, the weighted sum Einsum("bgij,bgjd->bgid"), and an output projection, at opset 17.
+    Both Einsums are products, written as MatMul by rewrite/einsum_lowering.h."""
+    nodes = [helper.make_node("MatMul", ["x", "wq"], ["q"], name="to_q"),
+             helper.make_node("MatMul", ["x", "wk"], ["k"], name="to_k"),
+             helper.make_node("MatMul", ["x", "wv"], ["v"], name="to_v"),
+             helper.make_node("Einsum", ["q", "k"], ["scores"], name="scores", equation="bgid,bgjd->bgij"),
+             helper.make_node("Mul", ["scores", "scale"], ["scaled"], name="scale"),
+             helper.make_node("Softmax", ["scaled"], ["p"], name="softmax", axis=-1),
+             helper.make_node("Einsum", ["p", "v"], ["attended"], name="weighted_sum", equation="bgij,bgjd->bgid"),
+             helper.make_node("MatMul", ["attended", "wo"], ["y"], name="out")]
+    initializer = [weight("wq", [16, 16], 40), weight("wk", [16, 16], 41), weight("wv", [16, 16], 42),
+                   numpy_helper.from_array(np.array(0.25, dtype=np.float32), "scale"), weight("wo", [16, 16], 43)]
+    graph = helper.make_graph(nodes, "window_attention", [tensor_info("x", ["N", 3, 7, 16])],
+                              [tensor_info("y", ["N", 3, 7, 16])], initializer=initializer)
+    save(model_of(graph, (("", 17),)), "window_attention.onnx")
+
+
 def unsorted_nodes():
     """y = Relu(Sigmoid(Neg(x))), the nodes listed last to first."""
     nodes = [
@@ -321,7 +341,8 @@ def main():
     os.makedirs(MODELS, exist_ok=True)
     for build in (cycle, shape_mismatch, symbolic_dims, unsorted_nodes, constants, fold_transpose,
                   external_data, custom_op, cumulative_sum, input_default, sparse_initializer, if_outer_scope,
-                  typed_tensors, channel_shuffle, conv_relu, squeeze_excitation, class_token_head):
+                  typed_tensors, channel_shuffle, conv_relu, squeeze_excitation, class_token_head,
+                  window_attention):
         build()
     return 0
 

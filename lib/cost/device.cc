@@ -52,7 +52,7 @@ OpFamily op_family(ir::OpKind kind) {
   switch (kind) {
     case K::kConv: case K::kConvTranspose:
       return OpFamily::kConvolution;
-    case K::kMatMul: case K::kGemm: case K::kLSTM:
+    case K::kMatMul: case K::kGemm: case K::kEinsum: case K::kLSTM:
       return OpFamily::kMatrix;
     case K::kAveragePool: case K::kMaxPool: case K::kGlobalAveragePool: case K::kGlobalMaxPool:
       return OpFamily::kPooling;

@@ -108,6 +108,9 @@ enum class OpKind : uint8_t {
   kConstIdentityMatrix,
   kConstOnes,
   kConstPool,
+  // Appended after the others, so that the numbers of the earlier kinds (which structural hashes,
+  // hence the keys of committed cost caches, are built from) stay as they were.
+  kEinsum,
   kCount,  ///< Number of kinds; not an operator.
 };
 

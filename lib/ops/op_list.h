@@ -20,10 +20,11 @@ OpDef const_identity_matrix_op();
 OpDef const_ones_op();
 OpDef const_pool_op();
 
-// Arithmetic: mat_mul.cc, gemm.cc, elementwise_binary.cc, s_mul.cc, variadic.cc, elementwise_unary.cc,
+// Arithmetic: mat_mul.cc, gemm.cc, einsum.cc, elementwise_binary.cc, s_mul.cc, variadic.cc, elementwise_unary.cc,
 // softmax.cc.
 OpDef mat_mul_op();
 OpDef gemm_op();
+OpDef einsum_op();
 OpDef add_op();
 OpDef sub_op();
 OpDef mul_op();

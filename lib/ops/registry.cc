@@ -27,6 +27,7 @@ std::vector<OpDef> all_ops() {
       const_pool_op(),
       mat_mul_op(),
       gemm_op(),
+      einsum_op(),
       add_op(),
       sub_op(),
       mul_op(),

@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "ir/log.h"
 #include "rewrite/shape_arithmetic.h"
 
 namespace graphsub::pipeline {
@@ -63,7 +64,11 @@ MeasuringInstance measuring_instance(ir::Graph& graph, const cost::DimSizes& siz
       if (dim.is_known() || !size.is_known() || (dim.is_symbolic() && sizes.count(dim.symbol))) continue;
       if (dim.is_symbolic()) {
         const auto [entry, added] = extended.emplace(dim.symbol, size.value);
-        if (!added && entry->second != size.value) conflicting.insert(dim.symbol);
+        if (!added && entry->second != size.value) {
+          logger("pipeline")->debug("measuring instance: values size {} as both {} and {} ({}); it is left at 1",
+                                    dim.symbol, entry->second, size.value, graph.value(id).name);
+          conflicting.insert(dim.symbol);
+        }
         continue;
       }
       std::string symbol;

@@ -263,6 +263,36 @@ TEST_CASE("a classifier reading one token gets its last layer computed at that t
   CHECK(json["check"]["passed"] == true);
 }
 
+TEST_CASE("Einsums that are products are written as MatMul, and the measured target times the input so too",
+          "[cli]") {
+  // models/window_attention.onnx: attention scores and the weighted sum as Einsums (MaxViT's
+  // export). Both become MatMul before the search; the output computes the same.
+  const Scratch scratch("einsum");
+  const fs::path out = scratch.path() / "out.onnx";
+  const fs::path report = scratch.path() / "report.json";
+  Run run = graphsub("-q optimize " + model("window_attention.onnx") + " -o " + out.string() +
+                     " --target cpu --check 2 --dim N=2 --report " + report.string());
+  INFO(run.err);
+  REQUIRE(run.status == 0);
+  nlohmann::json json = nlohmann::json::parse(read_file(report));
+  CHECK(json["einsums_as_matmul"] == 2);
+  CHECK(json["result"]["written"] == "optimized");
+  CHECK(json["check"]["passed"] == true);
+  CHECK(read_file(out).find("Einsum") == std::string::npos);
+  // Measured: the input with only its Einsums rewritten is timed against the input as well
+  // (whether it is kept depends on the times, so only the mechanism is checked).
+  run = graphsub("-q optimize " + model("window_attention.onnx") + " -o " + out.string() +
+                 " --check 2 --dim N=2 --report " + report.string());
+  INFO(run.err);
+  REQUIRE(run.status == 0);
+  json = nlohmann::json::parse(read_file(report));
+  const nlohmann::json& lowered = json["result"]["input_with_einsums_as_matmul"];
+  CHECK(lowered["einsums"] == 2);
+  CHECK(lowered["reason"].get<std::string>().find("the input with its Einsums as MatMul") != std::string::npos);
+  CHECK(lowered["kept"].is_boolean());
+  CHECK(json["check"]["passed"] == true);
+}
+
 TEST_CASE("a result that is the input once written is not written as optimized", "[cli]") {
   // Relu(Conv(x, w, b)): the search fuses the Relu, export writes it as its own node again.
   const Scratch scratch("written_alike");
