@@ -42,6 +42,11 @@ GuardVerdict guard(const ir::Graph& input, const ir::Graph& candidate, Measurer&
                                               "is off" + kept;
     return verdict;
   }
+  if (!clearly_faster(*verdict.comparison, options.min_gain) && verdict.comparison->median_ratio <= 1 - options.min_gain) {
+    if (std::optional<cost::Comparison> again = measurer.compare_again(input, candidate, options.again, input_file)) {
+      verdict.comparison = std::move(again);
+    }
+  }
   verdict.before = measurer.graph_time(input, input_file);
   verdict.after = measurer.graph_time(candidate);
   const cost::Comparison& measured = *verdict.comparison;

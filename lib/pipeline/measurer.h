@@ -5,7 +5,9 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cost/cached_model.h"
@@ -75,6 +77,15 @@ class Measurer {
                                                            const profile::TimingLimits& limits,
                                                            const std::string& original_file = {});
 
+  /// The comparison of a pair that compare or compare_all measured in this run (not one read
+  /// from the cache or reused), timed again from scratch within `limits` and cached in its
+  /// place; nullopt (the first kept) for any other pair, without a profiler, or when the target
+  /// fails this time. A warm run reads the second comparison and is not timed again, so it takes
+  /// the decision the cold run took.
+  std::optional<cost::Comparison> compare_again(const ir::Graph& original, const ir::Graph& candidate,
+                                                const profile::TimingLimits& limits,
+                                                const std::string& original_file = {});
+
   /// A graph's measured time as a comparison left it in the cache (with `file`: the time of
   /// that file, timed for `graph`), or nullopt.
   std::optional<profile::Timing> graph_time(const ir::Graph& graph, const std::string& file = {}) const;
@@ -106,6 +117,8 @@ class Measurer {
   /// The comparisons of this run (found in the cache or measured) by the timing signatures of
   /// the pair: "original -> candidate".
   std::map<std::string, cost::Comparison> alike_;
+  /// (original, candidate) keys of the pairs timed in this run, which compare_again may time again.
+  std::set<std::pair<std::string, std::string>> measured_now_;
 
   cost::CostCache cache_;
   std::string cache_path_;

@@ -25,6 +25,8 @@ class TableProfiler : public profile::Profiler {
   std::map<std::string, double> node_ms;   ///< op_signature → time.
   std::function<double(const ir::Graph&)> graph_rule;  ///< The time of a graph not in graph_ms, if set.
   std::function<double(const cost::Miss&)> node_rule;  ///< The time of a node not in node_ms, if set.
+  /// The runs of a graph timed at `ms`, if set (else three runs of `ms`): a noisy machine.
+  std::function<std::vector<double>(const ir::Graph&, double ms)> graph_samples;
   int graph_calls = 0;   ///< Graphs timed.
   int graph_requests = 0;  ///< Calls of time_graphs (each times its graphs together).
   int node_calls = 0;
@@ -41,7 +43,7 @@ class TableProfiler : public profile::Profiler {
       const auto it = graph_ms.find(cost::graph_signature(*graph, sizes));
       if (it == graph_ms.end() && !graph_rule) throw Error("the table has no time for this graph");
       const double ms = it == graph_ms.end() ? graph_rule(*graph) : it->second;
-      timings.push_back(profile::summarize({ms, ms, ms}));
+      timings.push_back(profile::summarize(graph_samples ? graph_samples(*graph, ms) : std::vector<double>{ms, ms, ms}));
     }
     return timings;
   }
