@@ -69,15 +69,18 @@ std::optional<Product> product_of(const ops::EinsumTerms& terms) {
   for (int label : right) {
     if (!contains(out, label) && !contains(left, label)) return std::nullopt;
   }
-  if (rows.size() != 1 || columns.size() != 1 || summed.size() != 1) return std::nullopt;
+  // Several row labels only against a matrix (no batch labels): MatMul takes the left operand's
+  // leading axes as a batch the right one broadcasts over, as `bnd,dh->bnh` reads.
+  const bool rows_fit = rows.size() == 1 || (rows.size() > 1 && batch.empty());
+  if (!rows_fit || columns.size() != 1 || summed.size() != 1) return std::nullopt;
   std::vector<int> left_order = batch;
-  left_order.push_back(rows[0]);
+  left_order.insert(left_order.end(), rows.begin(), rows.end());
   left_order.push_back(summed[0]);
   std::vector<int> right_order = batch;
   right_order.push_back(summed[0]);
   right_order.push_back(columns[0]);
   std::vector<int> product_order = batch;
-  product_order.push_back(rows[0]);
+  product_order.insert(product_order.end(), rows.begin(), rows.end());
   product_order.push_back(columns[0]);
   return Product{positions(left, left_order), positions(right, right_order), positions(product_order, out)};
 }

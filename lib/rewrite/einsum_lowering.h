@@ -7,9 +7,9 @@ namespace graphsub::rewrite {
 
 /// The graph with every Einsum that is a batched matrix product written as one: an explicit
 /// ("->") equation of two operands whose labels are, each occurring once per operand, batch
-/// labels (in both operands and the output), exactly one row label (first operand and output),
-/// one column label (second operand and output) and one summed label (both operands, not the
-/// output). Each operand is transposed to [batch..., row, summed] and [batch..., summed,
+/// labels (in both operands and the output), exactly one row label (first operand and output;
+/// several when there are no batch labels: a product by a matrix, `bnd,dh->bnh`), one column
+/// label (second operand and output) and one summed label (both operands, not the output). Each operand is transposed to [batch..., row, summed] and [batch..., summed,
 /// column] where its order differs, multiplied, and the product transposed to the output's order
 /// where that differs:
 ///

@@ -69,6 +69,15 @@ TEST_CASE("einsum lowering: operands and output in any order get Transposes", "[
   CHECK(lowered_ops(graph, 1) == "Transpose Transpose MatMul Transpose");
   const ir::Graph plain = einsum_graph("ij,jk->ik", {{k(2), k(3)}, {k(3), k(4)}});
   CHECK(lowered_ops(plain, 1) == "MatMul");
+  // Several row labels against a matrix: a linear layer, its weight either way round.
+  const ir::Graph linear = einsum_graph("bnd,dh->bnh", {{N, k(5), k(4)}, {k(4), k(3)}});
+  CHECK(lowered_ops(linear, 1) == "MatMul");
+  const ir::Graph transposed_weight = einsum_graph("bld,hd->blh", {{N, k(5), k(4)}, {k(3), k(4)}});
+  CHECK(lowered_ops(transposed_weight, 1) == "Transpose MatMul");
+  const ir::Graph any_rank = einsum_graph("...d,dh->...h", {{N, k(2), k(5), k(4)}, {k(4), k(3)}});
+  CHECK(lowered_ops(any_rank, 1) == "MatMul");
+  const ir::Graph rows_apart = einsum_graph("bdn,dh->hbn", {{k(2), k(4), k(5)}, {k(4), k(3)}});
+  CHECK(lowered_ops(rows_apart, 1) == "Transpose MatMul Transpose");
   // Ellipsis axes both operands cover are batch axes; a size of 1 broadcasts as in MatMul.
   const ir::Graph ellipsis = einsum_graph("...id,...jd->...ij", {{k(1), k(2), k(5), k(4)}, {k(3), k(2), k(6), k(4)}});
   CHECK(lowered_ops(ellipsis, 1) == "Transpose MatMul");
@@ -80,7 +89,7 @@ TEST_CASE("einsum lowering: what is not one product stays an Einsum", "[einsum_l
            {"ii->i", {{k(3), k(3)}}},                                  // one operand
            {"ij,jk->i", {{k(2), k(3)}, {k(3), k(4)}}},                 // k summed within one operand
            {"bij,bjk->bijk", {{k(2), k(3), k(4)}, {k(2), k(4), k(5)}}},  // no summed label
-           {"abj,jk->abk", {{k(2), k(3), k(4)}, {k(4), k(5)}}},        // two row labels
+           {"xabj,xjk->xabk", {{k(2), k(2), k(3), k(4)}, {k(2), k(4), k(5)}}},  // two rows and a batch
            {"i,i->", {{k(5)}, {k(5)}}},                                // inner product: no rows or columns
        }) {
     INFO(equation);
