@@ -80,6 +80,17 @@ std::string model(const std::string& name) {
   return (fs::path(GRAPHSUB_SOURCE_DIR) / "models" / name).string();
 }
 
+/// `graphsub -q optimize models/NAME -o SCRATCH/out.onnx ARGS --report SCRATCH/report.json`,
+/// which must succeed; the report.
+nlohmann::json optimize_report(const Scratch& scratch, const std::string& name, const std::string& args) {
+  const fs::path report = scratch.path() / "report.json";
+  const Run run = graphsub("-q optimize " + model(name) + " -o " + (scratch.path() / "out.onnx").string() + " " +
+                           args + " --report " + report.string());
+  INFO(run.err);
+  REQUIRE(run.status == 0);
+  return nlohmann::json::parse(read_file(report));
+}
+
 int count_lines(const std::string& text) {
   int lines = 0;
   for (char c : text) lines += c == '\n';
@@ -207,17 +218,11 @@ TEST_CASE("shape arithmetic on a symbolic batch is resolved ahead of time", "[cl
   // ShuffleNet's channel shuffle for a batch N: the Reshape targets computed from Shape, Gather,
   // Div, Unsqueeze and Concat become literal ([0, 2, 4, 4, 4] and [0, -1, 4, 4]).
   const Scratch scratch("shape_arithmetic");
-  const fs::path out = scratch.path() / "out.onnx";
-  const fs::path report = scratch.path() / "report.json";
-  Run run = graphsub("-q optimize " + model("channel_shuffle.onnx") + " -o " + out.string() +
-                     " --target cpu --check 3 --dim N=3 --report " + report.string());
-  INFO(run.err);
-  REQUIRE(run.status == 0);
-  const nlohmann::json json = nlohmann::json::parse(read_file(report));
+  const nlohmann::json json = optimize_report(scratch, "channel_shuffle.onnx", "--target cpu --check 3 --dim N=3");
   CHECK(json["shape_arithmetic"]["reshape_targets_made_literal"] == 2);
   CHECK(json["check"]["passed"] == true);
   CHECK(json["nodes_before"] == 20);  // the Constant nodes are weights once read
-  const std::string written = read_file(out);
+  const std::string written = read_file(scratch.path() / "out.onnx");
   CHECK(written.find("Shape") == std::string::npos);
   CHECK(written.find("Gather") == std::string::npos);
 }
@@ -251,13 +256,7 @@ TEST_CASE("a classifier reading one token gets its last layer computed at that t
   // models/class_token_head.onnx: ViT's last layer and head. The narrowing rules move the class
   // token's Gather above the layer (the report counts them); the output computes the same.
   const Scratch scratch("narrowing");
-  const fs::path out = scratch.path() / "out.onnx";
-  const fs::path report = scratch.path() / "report.json";
-  Run run = graphsub("-q optimize " + model("class_token_head.onnx") + " -o " + out.string() +
-                     " --target cpu --check 2 --dim N=3 --report " + report.string());
-  INFO(run.err);
-  REQUIRE(run.status == 0);
-  const nlohmann::json json = nlohmann::json::parse(read_file(report));
+  const nlohmann::json json = optimize_report(scratch, "class_token_head.onnx", "--target cpu --check 2 --dim N=3");
   CHECK(json["narrowing"]["rewrites"] == 12);
   CHECK(json["result"]["written"] == "optimized");
   CHECK(json["check"]["passed"] == true);
@@ -268,24 +267,14 @@ TEST_CASE("Einsums that are products are written as MatMul, and the measured tar
   // models/window_attention.onnx: attention scores and the weighted sum as Einsums (MaxViT's
   // export). Both become MatMul before the search; the output computes the same.
   const Scratch scratch("einsum");
-  const fs::path out = scratch.path() / "out.onnx";
-  const fs::path report = scratch.path() / "report.json";
-  Run run = graphsub("-q optimize " + model("window_attention.onnx") + " -o " + out.string() +
-                     " --target cpu --check 2 --dim N=2 --report " + report.string());
-  INFO(run.err);
-  REQUIRE(run.status == 0);
-  nlohmann::json json = nlohmann::json::parse(read_file(report));
+  nlohmann::json json = optimize_report(scratch, "window_attention.onnx", "--target cpu --check 2 --dim N=2");
   CHECK(json["einsums_as_matmul"] == 2);
   CHECK(json["result"]["written"] == "optimized");
   CHECK(json["check"]["passed"] == true);
-  CHECK(read_file(out).find("Einsum") == std::string::npos);
+  CHECK(read_file(scratch.path() / "out.onnx").find("Einsum") == std::string::npos);
   // Measured: the input with only its Einsums rewritten is timed against the input as well
   // (whether it is kept depends on the times, so only the mechanism is checked).
-  run = graphsub("-q optimize " + model("window_attention.onnx") + " -o " + out.string() +
-                 " --check 2 --dim N=2 --report " + report.string());
-  INFO(run.err);
-  REQUIRE(run.status == 0);
-  json = nlohmann::json::parse(read_file(report));
+  json = optimize_report(scratch, "window_attention.onnx", "--check 2 --dim N=2");
   const nlohmann::json& lowered = json["result"]["input_with_einsums_as_matmul"];
   CHECK(lowered["einsums"] == 2);
   CHECK(lowered["reason"].get<std::string>().find("the input with its Einsums as MatMul") != std::string::npos);
