@@ -81,6 +81,11 @@ MeasuringInstance measuring_instance(ir::Graph& graph, const cost::DimSizes& siz
     if (named) graph.set_type(id, type);
   }
   for (const std::string& symbol : conflicting) extended.erase(symbol);
+  std::string unsized;
+  for (const std::string& symbol : taken) {
+    if (extended.count(symbol) == 0) unsized += (unsized.empty() ? "" : ", ") + symbol;
+  }
+  if (!unsized.empty()) logger("pipeline")->debug("measuring instance: no size for {} (measured at 1)", unsized);
   result.sizes = std::move(extended);
   return result;
 }
