@@ -363,33 +363,15 @@ class Run {
       // The same graph exported without value_info: measured, and kept when it is the faster
       // (onnxruntime's fusions depend on value_info; the CUDA executor reads none). Made above,
       // where it was timed with the result.
-      GuardVerdict bare_verdict = guard(original_, without_value_info_, measurer, request_.guard,
-                                        {"the optimized graph without value_info", "the input"}, request_.input);
-      const bool better = bare_verdict.keep_candidate &&
-                          (!verdict.keep_candidate || bare_verdict.comparison->median_ratio < verdict.comparison->median_ratio);
-      bare_json = {{"kept", better}, {"reason", bare_verdict.reason}};
-      if (bare_verdict.comparison) bare_json["measured_speedup"] = 1 / bare_verdict.comparison->median_ratio;
-      if (better) {
-        verdict = std::move(bare_verdict);
-        best = &without_value_info_;
-      }
+      bare_json = take_if_faster(without_value_info_, "the optimized graph without value_info", measurer, verdict, best);
     }
     Json lowered_json;
     if (const std::optional<ir::Graph>& lowered = input_einsums_lowered()) {
       // The input with its Einsums as MatMul and nothing else changed: onnxruntime may run a graph
       // whose shape arithmetic was resolved slower (its memory planning differs; MaxViT-T), which
       // would hide what the MatMuls gain.
-      GuardVerdict lowered_verdict = guard(original_, *lowered, measurer, request_.guard,
-                                           {"the input with its Einsums as MatMul", "the input"}, request_.input);
-      const bool better = lowered_verdict.keep_candidate &&
-                          (!verdict.keep_candidate ||
-                           lowered_verdict.comparison->median_ratio < verdict.comparison->median_ratio);
-      lowered_json = {{"kept", better}, {"einsums", einsums_lowered_}, {"reason", lowered_verdict.reason}};
-      if (lowered_verdict.comparison) lowered_json["measured_speedup"] = 1 / lowered_verdict.comparison->median_ratio;
-      if (better) {
-        verdict = std::move(lowered_verdict);
-        best = &*lowered;
-      }
+      lowered_json = take_if_faster(*lowered, "the input with its Einsums as MatMul", measurer, verdict, best);
+      lowered_json["einsums"] = einsums_lowered_;
     }
     timer_.stop("guard");
     logger("cli")->info("{}", verdict.reason);
@@ -418,6 +400,23 @@ class Run {
     const ir::Graph& formed = with_layout_forms(chosen, measurer, written);
     outcome_.report["result"] = written;
     return formed;
+  }
+
+  /// Guards `alternative` against the input; when it is kept and measured faster than what
+  /// `verdict` keeps, its verdict and it become `verdict` and `best`. Returns what the report
+  /// says of it: kept, the reason, the measured speedup.
+  Json take_if_faster(const ir::Graph& alternative, const char* name, Measurer& measurer, GuardVerdict& verdict,
+                      const ir::Graph*& best) {
+    GuardVerdict checked = guard(original_, alternative, measurer, request_.guard, {name, "the input"}, request_.input);
+    const bool better = checked.keep_candidate &&
+                        (!verdict.keep_candidate || checked.comparison->median_ratio < verdict.comparison->median_ratio);
+    Json json = {{"kept", better}, {"reason", checked.reason}};
+    if (checked.comparison) json["measured_speedup"] = 1 / checked.comparison->median_ratio;
+    if (better) {
+      verdict = std::move(checked);
+      best = &alternative;
+    }
+    return json;
   }
 
   /// The target's layout forms (rules/layout.rules, onnxruntime's CPU target only) applied to
