@@ -2,11 +2,15 @@
 #include "pipeline/measure_sizes.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
+#include "ir/error.h"
 #include "ir/log.h"
 #include "rewrite/shape_arithmetic.h"
+#include "runtime/equivalence.h"
 
 namespace graphsub::pipeline {
 namespace {
@@ -37,15 +41,125 @@ std::set<std::string> symbols_of(const ir::Graph& graph) {
   return symbols;
 }
 
+bool is_integer(ir::DataType dtype) { return dtype == ir::DataType::kInt64 || dtype == ir::DataType::kInt32; }
+
+/// The values of `instance` a run of it should tell, by id: those named like a value of `graph`
+/// whose shape is not static there, and the small integer ones (a shape, a Reshape target) whose
+/// elements shape arithmetic could not compute.
+std::vector<ir::ValueId> unresolved(const ir::Graph& graph, const ir::Graph& instance,
+                                    const rewrite::KnownValues& integers) {
+  std::set<std::string> names;
+  for (ir::ValueId id = 0; id < graph.value_capacity(); ++id) {
+    if (graph.has_value(id) && graph.value(id).kind == ir::ValueKind::kIntermediate) names.insert(graph.value(id).name);
+  }
+  std::vector<ir::ValueId> wanted;
+  for (ir::ValueId id = 0; id < instance.value_capacity(); ++id) {
+    if (!instance.has_value(id)) continue;
+    const ir::Value& value = instance.value(id);
+    if (value.kind != ir::ValueKind::kIntermediate || value.type.dtype == ir::DataType::kUndefined ||
+        value.name.empty() || names.count(value.name) == 0) {
+      continue;
+    }
+    const ir::Shape& shape = value.type.shape;
+    const std::optional<int64_t> elements = shape.num_elements();
+    const bool small_integer = is_integer(value.type.dtype) && shape.rank_known && shape.rank() <= 1 &&
+                               (!elements || *elements <= profile::kObservedElements) &&
+                               integers.count(value.name) == 0;
+    if (!shape.is_static() || small_integer) wanted.push_back(id);
+  }
+  return wanted;
+}
+
+/// The elements of an observed integer value as a tensor of its type.
+ir::TensorPtr integer_tensor(ir::DataType dtype, const std::vector<int64_t>& shape,
+                             const std::vector<int64_t>& elements) {
+  ir::Tensor tensor(dtype, shape);
+  if (tensor.num_elements() != static_cast<int64_t>(elements.size())) throw Error("an observed value's elements do not fill its shape");
+  for (std::size_t i = 0; i < elements.size(); ++i) {
+    if (dtype == ir::DataType::kInt64) {
+      tensor.mutable_data<int64_t>()[i] = elements[i];
+    } else {
+      tensor.mutable_data<int32_t>()[i] = static_cast<int32_t>(elements[i]);
+    }
+  }
+  return ir::share(std::move(tensor));
+}
+
+/// What one run of `instance` tells of the values it could not size or compute: their shapes by
+/// name (added to `shapes`) and the small integer values (added to `integers`). Logs and leaves
+/// both as they were when the run fails.
+void observe_unresolved(const ir::Graph& graph, const ir::Graph& instance, const cost::DimSizes& sizes,
+                        const Observer& observe,
+                        std::map<std::string, ir::Shape>& shapes, rewrite::KnownValues& integers) {
+  const std::vector<ir::ValueId> wanted = unresolved(graph, instance, integers);
+  if (wanted.empty()) return;
+  profile::Observed observed;
+  try {
+    observed = observe(instance, wanted, sizes);
+  } catch (const Error& failure) {
+    logger("pipeline")->info("measuring instance: {} values depend on data and one run of the instance failed ({}); "
+                             "their unknown dims are measured at 1", wanted.size(), failure.what());
+    return;
+  }
+  std::size_t sized = 0, computed = 0;
+  for (ir::ValueId id : wanted) {
+    const ir::Value& value = instance.value(id);
+    const auto found = observed.find(value.name);
+    if (found == observed.end()) continue;
+    if (!value.type.shape.is_static()) {
+      shapes[value.name] = ir::Shape::of(found->second.shape);
+      ++sized;
+    }
+    if (found->second.integers && is_integer(value.type.dtype) && found->second.shape.size() <= 1 &&
+        integers.count(value.name) == 0) {
+      integers[value.name] = integer_tensor(value.type.dtype, found->second.shape, *found->second.integers);
+      ++computed;
+    }
+  }
+  logger("pipeline")->info("measuring instance: one run of it sized {} values that depend on data and computed {} "
+                           "integer values", sized, computed);
+}
+
 }  // namespace
 
-MeasuringInstance measuring_instance(ir::Graph& graph, const cost::DimSizes& sizes) {
+profile::Observed observe_with_reference(const ir::Graph& instance, const std::vector<ir::ValueId>& values,
+                                         const cost::DimSizes& sizes) {
+  ir::Graph outputs = instance;
+  outputs.set_outputs(values);
+  outputs.remove_dead_nodes();
+  runtime::CheckOptions options;
+  options.dims = sizes;
+  runtime::TensorMap inputs = runtime::random_inputs(outputs, 0, options);
+  for (ir::ValueId id : outputs.inputs()) {
+    const ir::Value& input = outputs.value(id);
+    const ir::DataType dtype = input.type.dtype;
+    if (input.data || dtype == ir::DataType::kFloat || dtype == ir::DataType::kFloat16 ||
+        dtype == ir::DataType::kDouble || dtype == ir::DataType::kBfloat16) {
+      continue;
+    }
+    inputs[input.name] = ir::share(ir::Tensor(dtype, inputs.at(input.name)->dims()));
+  }
+  const runtime::TensorMap computed = runtime::CpuExecutor::run(outputs, inputs);
+  profile::Observed observed;
+  for (const auto& [name, tensor] : computed) {
+    profile::ObservedValue& value = observed[name];
+    value.shape = tensor->dims();
+    if (is_integer(tensor->dtype()) && tensor->num_elements() <= profile::kObservedElements) {
+      value.integers = tensor->to_int64s();
+    }
+  }
+  return observed;
+}
+
+MeasuringInstance measuring_instance(ir::Graph& graph, const cost::DimSizes& sizes, const Observer& observe) {
   MeasuringInstance result;
   const ir::Graph instance = instance_of(graph, sizes, result.integers);
   std::map<std::string, ir::ValueId> by_name;
   for (ir::ValueId id = 0; id < instance.value_capacity(); ++id) {
     if (instance.has_value(id) && !instance.value(id).name.empty()) by_name.emplace(instance.value(id).name, id);
   }
+  std::map<std::string, ir::Shape> observed_shapes;
+  if (observe) observe_unresolved(graph, instance, sizes, observe, observed_shapes, result.integers);
   const std::set<std::string> taken = symbols_of(graph);
   cost::DimSizes extended = sizes;
   std::set<std::string> conflicting;
@@ -54,7 +168,9 @@ MeasuringInstance measuring_instance(ir::Graph& graph, const cost::DimSizes& siz
     if (!graph.has_value(id) || !graph.value(id).type.shape.rank_known) continue;
     const auto found = by_name.find(graph.value(id).name);
     if (found == by_name.end()) continue;
-    const ir::Shape& concrete = instance.value(found->second).type.shape;
+    const auto observed = observed_shapes.find(graph.value(id).name);
+    const ir::Shape& concrete =
+        observed != observed_shapes.end() ? observed->second : instance.value(found->second).type.shape;
     ir::TensorType type = graph.value(id).type;
     if (!concrete.rank_known || concrete.rank() != type.shape.rank()) continue;
     bool named = false;

@@ -1,8 +1,12 @@
 // Sizes for every dim of a graph, so that any part of it can be measured at its true size.
 #pragma once
 
+#include <functional>
+#include <vector>
+
 #include "cost/cost_cache.h"
 #include "ir/graph.h"
+#include "profile/profiler.h"
 #include "rewrite/shape_arithmetic.h"
 
 namespace graphsub::pipeline {
@@ -12,6 +16,17 @@ struct MeasuringInstance {
   cost::DimSizes sizes;            ///< A size for every symbol of the graph (given ones first).
   rewrite::KnownValues integers;   ///< Integer values computed from dims (Reshape targets), by name.
 };
+
+/// Runs a measuring instance once, symbolic dims of its inputs at `sizes` (1 where not given), and
+/// returns the named `values` as computed there (profile::Profiler::observe). Throws
+/// graphsub::Error when it cannot run it.
+using Observer = std::function<profile::Observed(const ir::Graph& instance, const std::vector<ir::ValueId>& values,
+                                                 const cost::DimSizes& sizes)>;
+
+/// An Observer on graphsub's reference executor, fed as the timings feed a graph: floats random
+/// (seeded), integers and booleans zero.
+profile::Observed observe_with_reference(const ir::Graph& instance, const std::vector<ir::ValueId>& values,
+                                         const cost::DimSizes& sizes);
 
 /// Gives every dim of `graph` that `sizes` cannot size a size at the measuring instance, and
 /// returns the sizes extended by them, with the integer values computed from dims there. The
@@ -23,6 +38,6 @@ struct MeasuringInstance {
 /// for the measurer, sized from its inputs' types and fed random data: without this, such a dim
 /// was sized 1 and an input holding a Reshape target was fed zeros, so the part ran at the wrong
 /// size or not at all. A symbol that two values size differently is left out (sized 1).
-MeasuringInstance measuring_instance(ir::Graph& graph, const cost::DimSizes& sizes);
+MeasuringInstance measuring_instance(ir::Graph& graph, const cost::DimSizes& sizes, const Observer& observe = {});
 
 }  // namespace graphsub::pipeline

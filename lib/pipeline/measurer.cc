@@ -73,6 +73,18 @@ std::size_t Measurer::measure(const std::vector<cost::Miss>& misses) {
   return misses.size();
 }
 
+profile::Observed Measurer::observe(const ir::Graph& instance, const std::vector<ir::ValueId>& values,
+                                    const cost::DimSizes& sizes) {
+  const Clock::time_point start = Clock::now();
+  std::optional<profile::Observed> observed;
+  if (profile::Profiler* runner = profiler_ ? profiler_.get() : observer_.get()) {
+    observed = runner->observe(instance, values, sizes);
+  }
+  if (!observed) observed = observe_with_reference(instance, values, sizes);
+  stats_.seconds += seconds_since(start);
+  return std::move(*observed);
+}
+
 ir::Graph Measurer::with_integers(const ir::Graph& graph, std::vector<std::string>& unknown) const {
   ir::Graph bound = graph;
   for (ir::ValueId input : graph.inputs()) {

@@ -53,6 +53,16 @@ class Measurer {
   bool can_measure() const { return profiler_ != nullptr; }
   const MeasureStats& stats() const { return stats_; }
 
+  /// Runs a measuring instance once in the target (profile::Profiler::observe; without a
+  /// profiler, in the observer's target), or on graphsub's reference executor when neither runs
+  /// graphs for that: the Observer of measuring_instance.
+  profile::Observed observe(const ir::Graph& instance, const std::vector<ir::ValueId>& values,
+                            const cost::DimSizes& sizes);
+
+  /// A profiler that only observes (a pinned cache is only read, but the measuring instance
+  /// should be what the runs that filled it observed, in the same runtime).
+  void set_observer(std::unique_ptr<profile::Profiler> observer) { observer_ = std::move(observer); }
+
   /// Measures each missed node signature (those the profiler cannot run are recorded as
   /// failures, so they are not tried again). Returns how many it measured.
   std::size_t measure(const std::vector<cost::Miss>& misses);
@@ -123,6 +133,7 @@ class Measurer {
   cost::CostCache cache_;
   std::string cache_path_;
   std::unique_ptr<profile::Profiler> profiler_;
+  std::unique_ptr<profile::Profiler> observer_;
   /// `graph` with each input that holds an integer value of the measuring instance (a Reshape
   /// target computed outside a part) reading that value as a weight instead: random or zero
   /// data there would make the part fail or run at another shape. The names of the int32/int64

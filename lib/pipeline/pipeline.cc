@@ -269,7 +269,13 @@ class Run {
     folded = narrowed(std::move(folded));
     folded = rewrite::lower_einsums(folded, &einsums_lowered_);
     if (einsums_lowered_ > 0) logger("cli")->info("{} Einsums written as the MatMul they are", einsums_lowered_);
-    if (target_.measurer) target_.measurer->set_instance(measuring_instance(folded, target_.measurer->sizes()));
+    if (Measurer* measurer = target_.measurer.get()) {
+      const Observer observe = [measurer](const ir::Graph& instance, const std::vector<ir::ValueId>& values,
+                                          const cost::DimSizes& sizes) {
+        return measurer->observe(instance, values, sizes);
+      };
+      measurer->set_instance(measuring_instance(folded, measurer->sizes(), observe));
+    }
     timer_.stop("fold");
     logger("cli")->info("shape arithmetic resolved ahead of time: {} values made constant, {} reshape targets made "
                         "literal, {} operands read as attributes, {} nodes removed",

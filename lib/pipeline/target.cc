@@ -57,8 +57,18 @@ Target open_onnxruntime(const TargetOptions& options, bool named) {
   const std::string path = options.cost_cache.empty() ? default_cache_path(profiler->header()) : options.cost_cache;
   cost::CostCache cache = load_cache(path, profiler.get(), kOrtTarget);
   logger("cli")->info("cost cache {}: {} entries", path, cache.size());
-  return Target{target_by_name(kOrtTarget), std::make_unique<Measurer>(std::move(cache), path, std::move(profiler),
-                                                                      options.sizes), {}};
+  auto measurer = std::make_unique<Measurer>(std::move(cache), path, std::move(profiler), options.sizes);
+  if (options.no_measure) {
+    // Nothing is timed, but what depends on data is sized as the runs that filled the cache sized
+    // it, in onnxruntime, where it is installed.
+    try {
+      measurer->set_observer(std::make_unique<profile::OrtProfiler>(options.ort, options.python));
+    } catch (const Error& error) {
+      logger("cli")->info("{}: values whose shapes depend on data are sized by graphsub's reference executor",
+                          error.what());
+    }
+  }
+  return Target{target_by_name(kOrtTarget), std::move(measurer), {}};
 }
 
 /// The GPU's profiler, or null (with a warning) when there is no GPU but a cache to rank with.

@@ -92,6 +92,26 @@ std::vector<Timing> OrtProfiler::time_models(const std::vector<Model>& models, c
   return timings;
 }
 
+std::optional<Observed> OrtProfiler::observe(const ir::Graph& graph, const std::vector<ir::ValueId>& values,
+                                             const cost::DimSizes& sizes) {
+  ir::Graph outputs = graph;
+  outputs.set_outputs(values);
+  outputs.remove_dead_nodes();
+  const std::string path = dir_.path() + "/observe" + std::to_string(files_++) + ".onnx";
+  onnx_io::export_model(outputs, path);
+  OrtSettings settings = settings_;
+  settings.level = "disabled";
+  Observed observed;
+  try {
+    observed = worker_.observe_file(path, settings, sizes, kObservedElements);
+  } catch (const Error&) {
+    std::filesystem::remove(path);
+    throw;
+  }
+  std::filesystem::remove(path);
+  return observed;
+}
+
 double OrtProfiler::run_overhead_ms() {
   if (!overhead_ms_) {
     const ir::Graph identity = identity_graph();

@@ -40,6 +40,10 @@ class OrtProfiler : public Profiler {
                                   const TimingLimits& limits) override;
   cost::CacheEntry measure_node(const cost::Miss& miss, const cost::DimSizes& sizes) override;
   int64_t measurements() const override { return measurements_; }
+  /// Runs the graph in onnxruntime with `values` as its outputs, at the graph optimization
+  /// level "disabled" (every value computed as the graph says), with this profiler's threads.
+  std::optional<Observed> observe(const ir::Graph& graph, const std::vector<ir::ValueId>& values,
+                                  const cost::DimSizes& sizes) override;
 
   /// The limits of a node's measurement: at least 5 runs after one warm-up, until stable to 3 %
   /// or 1 µs, at most 0.2 s. Node times only guide the search; the parts and the whole graph

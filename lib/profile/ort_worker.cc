@@ -94,6 +94,20 @@ std::vector<OutputComparison> OrtWorker::compare_files(const std::string& refere
   return outputs;
 }
 
+Observed OrtWorker::observe_file(const std::string& path, const OrtSettings& settings, const cost::DimSizes& sizes,
+                                 int64_t max_elements, uint32_t seed) {
+  const Json ask = {{"cmd", "observe"}, {"models", {path}}, {"threads", settings.threads}, {"level", settings.level},
+                    {"dims", sizes},    {"seed", seed},     {"max_elements", max_elements}};
+  const Json answer = parse_answer(request(ask.dump(), kSessionSeconds));
+  Observed outputs;
+  for (const Json& value : answer.at("values")) {
+    ObservedValue& output = outputs[value.at("name").get<std::string>()];
+    output.shape = value.at("shape").get<std::vector<int64_t>>();
+    if (value.contains("integers")) output.integers = value.at("integers").get<std::vector<int64_t>>();
+  }
+  return outputs;
+}
+
 std::vector<OpTimes> OrtWorker::profile_files(const std::vector<std::string>& paths, const OrtSettings& settings,
                                               const cost::DimSizes& sizes, int warmup, int runs, uint32_t seed) {
   const Json ask = {{"cmd", "profile"},         {"models", paths}, {"threads", settings.threads},

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cost/cost_cache.h"
+#include "profile/profiler.h"
 #include "profile/subprocess.h"
 #include "profile/timing.h"
 
@@ -80,6 +81,13 @@ class OrtWorker {
   std::vector<OutputComparison> compare_files(const std::string& reference, const std::string& candidate,
                                               const OrtSettings& settings, const cost::DimSizes& sizes,
                                               int samples, uint32_t seed, double atol, double rtol);
+
+  /// Runs `path` once on the inputs time_files feeds (symbolic dims at `sizes`, inputs from
+  /// `seed`) and returns every output's shape, and the elements of the integer outputs of at
+  /// most `max_elements` elements. Throws graphsub::Error with onnxruntime's message when the
+  /// model cannot be loaded or run.
+  Observed observe_file(const std::string& path, const OrtSettings& settings,
+                                           const cost::DimSizes& sizes, int64_t max_elements, uint32_t seed = 0);
 
   /// Runs each file `warmup` + `runs` times in its own session with onnxruntime's profiler on:
   /// the kernel time per operator type of onnxruntime's optimized graph, one map per file.

@@ -20,6 +20,15 @@ and the worker goes on with the next request.
    "seed": 0, "samples": 3, "atol": 1e-5, "rtol": 1e-4}
     -> {"ok": true, "outputs": [{"name": ..., "max_abs_error": ..., "max_rel_error": ..., "passed": ...}]}
 
+  {"cmd": "observe", "models": [path], "threads": 1, "level": "disabled", "dims": {}, "seed": 0,
+   "max_elements": 64}
+    -> {"ok": true, "values": [{"name": ..., "shape": [...], "integers": [...]}, ...]}
+
+"observe" runs the model once on the inputs a timing feeds it and tells, for every output, its
+shape, and for an integer output of at most "max_elements" elements, its elements: what graphsub's
+measuring instance could not work out of a value whose shape depends on data (lib/pipeline,
+measure_sizes.h).
+
 "compare" is `optimize --check` run in onnxruntime, for models the reference executor has no
 kernel for: both models run on the same seeded random inputs of each sample (seed + sample), drawn
 as graphsub's reference check draws them (floats uniform in [-1, 1), integers in [0, 4), booleans
@@ -351,6 +360,20 @@ def profile_models(request):
     return {"ok": True, "by_op": by_op}
 
 
+def observe_model(request):
+    sess = session(request["models"][0], request)
+    feed = feeds(sess, request, np.random.default_rng(int(request.get("seed", 0))))
+    names = [value.name for value in sess.get_outputs()]
+    values = []
+    for name, value in zip(names, sess.run(None, feed)):
+        value = np.asarray(value)
+        observed = {"name": name, "shape": [int(d) for d in value.shape]}
+        if value.dtype in (np.int64, np.int32) and value.size <= int(request["max_elements"]):
+            observed["integers"] = [int(x) for x in value.reshape(-1)]
+        values.append(observed)
+    return {"ok": True, "values": values}
+
+
 def answer(request):
     if request.get("cmd") == "hello":
         return {"ok": True, "onnxruntime": ort.__version__, "cpu": cpu_model(),
@@ -361,6 +384,8 @@ def answer(request):
         return profile_models(request)
     if request.get("cmd") == "compare":
         return compare_models(request)
+    if request.get("cmd") == "observe":
+        return observe_model(request)
     raise ValueError(f"unknown request {request.get('cmd')!r}")
 
 

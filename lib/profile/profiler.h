@@ -1,7 +1,10 @@
 // The profiler interface: what a measured target can time, whatever runs it.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +14,17 @@
 #include "profile/timing.h"
 
 namespace graphsub::profile {
+
+/// A value as one run of a whole graph computed it: its sizes and, for an integer tensor of at
+/// most kObservedElements elements (a shape, a Reshape target), its elements.
+struct ObservedValue {
+  std::vector<int64_t> shape;
+  std::optional<std::vector<int64_t>> integers;
+};
+/// Observed values by name.
+using Observed = std::map<std::string, ObservedValue>;
+/// The most elements of an integer value whose elements an observation returns.
+constexpr int64_t kObservedElements = 64;
 
 /// A target that runs graphs and times them on this machine: onnxruntime on the CPU
 /// (OrtProfiler); cuDNN/cuBLAS later, behind the same interface. Not thread-safe: one caller at
@@ -51,6 +65,16 @@ class Profiler {
   /// what the node adds to a graph's run (the profiler's fixed per-run overhead taken out), or
   /// whose error says why the target could not run it.
   virtual cost::CacheEntry measure_node(const cost::Miss& miss, const cost::DimSizes& sizes) = 0;
+
+  /// Runs `graph` once in the target, symbolic dims at `sizes` (1 where not given), on the
+  /// inputs its timings feed (floats random, integers zero), and returns the named `values` as computed there: how
+  /// the measuring instance sizes what depends on data (pipeline/measure_sizes.h). nullopt
+  /// when this profiler does not run graphs for that (its caller then uses graphsub's reference
+  /// executor). Throws graphsub::Error when the target cannot run the graph.
+  virtual std::optional<Observed> observe(const ir::Graph& /*graph*/, const std::vector<ir::ValueId>& /*values*/,
+                                          const cost::DimSizes& /*sizes*/) {
+    return std::nullopt;
+  }
 
   /// How many graphs and nodes this profiler has timed so far.
   virtual int64_t measurements() const = 0;

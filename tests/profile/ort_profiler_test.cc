@@ -11,6 +11,7 @@
 #include "ir/error.h"
 #include "onnx_io/onnx_io.h"
 #include "profile/ort_profiler.h"
+#include "rewrite/shape_testing.h"
 
 namespace graphsub {
 namespace {
@@ -105,6 +106,37 @@ TEST_CASE("graphs are exported and timed; a node is timed alone", "[profile]") {
   CHECK(entry.runs >= profile::OrtProfiler::node_limits().min_runs);
   CHECK(entry.median_ms >= 0);
   CHECK(profiler().measurements() > before);
+}
+
+TEST_CASE("a graph's values are observed in onnxruntime, shapes that depend on data included", "[profile]") {
+  // y = Expand(w, Concat(Unsqueeze(ids[0]) + N, [4])), ids: [N] int64, fed zeros as a timing
+  // feeds it: at N = 5, target is [5, 4] and y has that shape.
+  using namespace testing::shapes;
+  ir::Graph graph;
+  const ir::ValueId ids = graph.add_input("ids", ir::TensorType{ir::DataType::kInt64, ir::Shape{true, {ir::Dim::named("N")}}});
+  const ir::ValueId w = graph.add_weight("w", ir::share(ir::Tensor::from_floats({1, 4}, {1, 2, 3, 4})));
+  const ir::ValueId head =
+      first(graph, testing::add_inferred(graph, ir::OpKind::kGather, {ids, ints(graph, {}, {0})}, attr("axis", int64_t{0})));
+  const ir::ValueId rows = first(graph, testing::add_inferred(graph, ir::OpKind::kUnsqueeze, {head},
+                                                              attr("axes", std::vector<int64_t>{0})));
+  const ir::ValueId more =
+      first(graph, testing::add_inferred(graph, ir::OpKind::kAdd, {rows, dim_of(graph, ids, 0)}));
+  const ir::ValueId target = concat(graph, {more, ints(graph, {1}, {4})});
+  graph.set_name(target, "target");
+  const ir::ValueId y = first(graph, testing::add_inferred(graph, ir::OpKind::kExpand, {w, target}));
+  graph.set_name(y, "y");
+  const ir::ValueId z = first(graph, testing::add_inferred(graph, ir::OpKind::kRelu, {y}));
+  graph.set_name(z, "z");
+  graph.set_outputs({z});
+
+  const std::optional<profile::Observed> observed = profiler().observe(graph, {target, y}, {{"N", 5}});
+  REQUIRE(observed);
+  REQUIRE(observed->count("target") == 1);
+  CHECK(observed->at("target").shape == std::vector<int64_t>{2});
+  CHECK(observed->at("target").integers == std::vector<int64_t>{5, 4});
+  REQUIRE(observed->count("y") == 1);
+  CHECK(observed->at("y").shape == std::vector<int64_t>{5, 4});
+  CHECK_FALSE(observed->at("y").integers);  // float
 }
 
 }  // namespace
