@@ -1,6 +1,7 @@
 // Sizes for every dim of a graph, so that any part of it can be measured at its true size.
 #include "pipeline/measure_sizes.h"
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <set>
@@ -94,6 +95,7 @@ void observe_unresolved(const ir::Graph& graph, const ir::Graph& instance, const
   const std::vector<ir::ValueId> wanted = unresolved(graph, instance, integers);
   if (wanted.empty()) return;
   profile::Observed observed;
+  const auto start = std::chrono::steady_clock::now();
   try {
     observed = observe(instance, wanted, sizes);
   } catch (const Error& failure) {
@@ -117,7 +119,8 @@ void observe_unresolved(const ir::Graph& graph, const ir::Graph& instance, const
     }
   }
   logger("pipeline")->info("measuring instance: one run of it sized {} values that depend on data and computed {} "
-                           "integer values", sized, computed);
+                           "integer values ({:.2f} s)",
+                           sized, computed, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
 }  // namespace
