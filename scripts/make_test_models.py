@@ -188,6 +188,34 @@ def window_attention():
     save(model_of(graph, (("", 17),)), "window_attention.onnx")
 
 
+def data_shaped_rows():
+    """Rows whose count is read from the data, then reshaped by a target computed from their
+    shape, as transformer exports shape their embeddings (BERT's Expand of a computed shape): ids
+    [N, S] int64; rows = Expand(row [1, 8], [max(ids) + 1, 8]); r = Reshape(rows, [2 x rows, 4]);
+    y = Relu(r @ w). No static analysis sizes rows or r, nor the Reshape target: graphsub's
+    measuring instance takes them from one run (lib/pipeline/measure_sizes.h)."""
+    def ints(name, value):
+        return numpy_helper.from_array(np.array(value, dtype=np.int64), name)
+    nodes = [helper.make_node("ReduceMax", ["ids"], ["largest"], name="largest", keepdims=0),
+             helper.make_node("Add", ["largest", "one"], ["count"], name="count"),
+             helper.make_node("Unsqueeze", ["count", "axis0"], ["count1"], name="count1"),
+             helper.make_node("Concat", ["count1", "width"], ["target"], name="target", axis=0),
+             helper.make_node("Expand", ["row", "target"], ["rows"], name="rows"),
+             helper.make_node("Shape", ["rows"], ["rows_shape"], name="rows_shape"),
+             helper.make_node("Gather", ["rows_shape", "zero"], ["height"], name="height", axis=0),
+             helper.make_node("Mul", ["height", "two"], ["doubled"], name="doubled"),
+             helper.make_node("Unsqueeze", ["doubled", "axis0"], ["doubled1"], name="doubled1"),
+             helper.make_node("Concat", ["doubled1", "half_width"], ["halves"], name="halves", axis=0),
+             helper.make_node("Reshape", ["rows", "halves"], ["r"], name="reshape"),
+             helper.make_node("MatMul", ["r", "w"], ["m"], name="project"),
+             helper.make_node("Relu", ["m"], ["y"], name="relu")]
+    initializer = [ints("one", 1), ints("axis0", [0]), ints("width", [8]), weight("row", [1, 8], 50), ints("zero", 0),
+                   ints("two", 2), ints("half_width", [4]), weight("w", [4, 4], 51)]
+    graph = helper.make_graph(nodes, "data_shaped_rows", [tensor_info("ids", ["N", "S"], TensorProto.INT64)],
+                              [tensor_info("y", [None, 4])], initializer=initializer)
+    save(model_of(graph, (("", 17),)), "data_shaped_rows.onnx")
+
+
 def unsorted_nodes():
     """y = Relu(Sigmoid(Neg(x))), the nodes listed last to first."""
     nodes = [
@@ -342,7 +370,7 @@ def main():
     for build in (cycle, shape_mismatch, symbolic_dims, unsorted_nodes, constants, fold_transpose,
                   external_data, custom_op, cumulative_sum, input_default, sparse_initializer, if_outer_scope,
                   typed_tensors, channel_shuffle, conv_relu, squeeze_excitation, class_token_head,
-                  window_attention):
+                  window_attention, data_shaped_rows):
         build()
     return 0
 

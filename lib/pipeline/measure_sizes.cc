@@ -90,20 +90,23 @@ ir::TensorPtr integer_tensor(ir::DataType dtype, const std::vector<int64_t>& sha
 /// name (added to `shapes`) and the small integer values (added to `integers`). Logs and leaves
 /// both as they were when the run fails.
 void observe_unresolved(const ir::Graph& graph, const ir::Graph& instance, const cost::DimSizes& sizes,
-                        const Observer& observe,
-                        std::map<std::string, ir::Shape>& shapes, rewrite::KnownValues& integers) {
+                        const Observer& observe, std::map<std::string, ir::Shape>& shapes,
+                        rewrite::KnownValues& integers, InstanceRun& run) {
   const std::vector<ir::ValueId> wanted = unresolved(graph, instance, integers);
+  run.unresolved = wanted.size();
   if (wanted.empty()) return;
   profile::Observed observed;
   const auto start = std::chrono::steady_clock::now();
   try {
     observed = observe(instance, wanted, sizes);
   } catch (const Error& failure) {
+    run.error = failure.what();
     logger("pipeline")->info("measuring instance: {} values depend on data and one run of the instance failed ({}); "
                              "their unknown dims are measured at 1", wanted.size(), failure.what());
     return;
   }
-  std::size_t sized = 0, computed = 0;
+  std::size_t& sized = run.sized;
+  std::size_t& computed = run.computed;
   for (ir::ValueId id : wanted) {
     const ir::Value& value = instance.value(id);
     const auto found = observed.find(value.name);
@@ -162,7 +165,7 @@ MeasuringInstance measuring_instance(ir::Graph& graph, const cost::DimSizes& siz
     if (instance.has_value(id) && !instance.value(id).name.empty()) by_name.emplace(instance.value(id).name, id);
   }
   std::map<std::string, ir::Shape> observed_shapes;
-  if (observe) observe_unresolved(graph, instance, sizes, observe, observed_shapes, result.integers);
+  if (observe) observe_unresolved(graph, instance, sizes, observe, observed_shapes, result.integers, result.run);
   const std::set<std::string> taken = symbols_of(graph);
   cost::DimSizes extended = sizes;
   std::set<std::string> conflicting;
@@ -202,7 +205,9 @@ MeasuringInstance measuring_instance(ir::Graph& graph, const cost::DimSizes& siz
   for (const std::string& symbol : conflicting) extended.erase(symbol);
   std::string unsized;
   for (const std::string& symbol : taken) {
-    if (extended.count(symbol) == 0) unsized += (unsized.empty() ? "" : ", ") + symbol;
+    if (extended.count(symbol) != 0) continue;
+    unsized += (unsized.empty() ? "" : ", ") + symbol;
+    result.run.unsized.push_back(symbol);
   }
   if (!unsized.empty()) logger("pipeline")->debug("measuring instance: no size for {} (measured at 1)", unsized);
   result.sizes = std::move(extended);

@@ -1,7 +1,9 @@
 // Sizes for every dim of a graph, so that any part of it can be measured at its true size.
 #pragma once
 
+#include <cstddef>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "cost/cost_cache.h"
@@ -11,10 +13,20 @@
 
 namespace graphsub::pipeline {
 
+/// What the measuring instance could not work out statically, and what one run of it told.
+struct InstanceRun {
+  std::size_t unresolved = 0;  ///< Values whose shape (or small integer value) depends on data.
+  std::size_t sized = 0;       ///< Of those, the values a run sized.
+  std::size_t computed = 0;    ///< Integer values a run computed.
+  std::string error;           ///< Why the run failed, if it did.
+  std::vector<std::string> unsized;  ///< Symbols left with no size: measured at 1.
+};
+
 /// What a part of the graph needs to be measured as it runs inside the whole graph.
 struct MeasuringInstance {
   cost::DimSizes sizes;            ///< A size for every symbol of the graph (given ones first).
   rewrite::KnownValues integers;   ///< Integer values computed from dims (Reshape targets), by name.
+  InstanceRun run;                 ///< For the report.
 };
 
 /// Runs a measuring instance once, symbolic dims of its inputs at `sizes` (1 where not given), and

@@ -47,7 +47,10 @@ class Measurer {
   void set_instance(MeasuringInstance instance) {
     sizes_ = std::move(instance.sizes);
     integers_ = std::move(instance.integers);
+    instance_run_ = std::move(instance.run);
   }
+  /// What the measuring instance set last could not work out, and what its run told.
+  const InstanceRun& instance_run() const { return instance_run_; }
   /// The backend of the cache's entries.
   const std::string& backend() const { return backend_; }
   bool can_measure() const { return profiler_ != nullptr; }
@@ -142,6 +145,7 @@ class Measurer {
 
   cost::DimSizes sizes_;
   rewrite::KnownValues integers_;  ///< Integer values of the measuring instance, fed to parts.
+  InstanceRun instance_run_;
   std::string backend_;
   MeasureStats stats_;
   bool changed_ = false;

@@ -156,6 +156,16 @@ Json target_json(const Target& target) {
   return json;
 }
 
+/// What the measuring instance could not size statically, and what its run told.
+Json instance_json(const InstanceRun& run) {
+  Json json = {{"values_depending_on_data", run.unresolved},
+               {"values_sized_by_a_run", run.sized},
+               {"integer_values_computed_by_a_run", run.computed},
+               {"symbols_measured_at_1", run.unsized}};
+  if (!run.error.empty()) json["run_error"] = run.error;
+  return json;
+}
+
 Json measurement_json(const Measurer& measurer, const MeasuredSearchStats& search, const cost::CachedModel& model) {
   const MeasureStats& stats = measurer.stats();
   return {{"rounds", search.rounds},
@@ -167,6 +177,7 @@ Json measurement_json(const Measurer& measurer, const MeasuredSearchStats& searc
           {"comparisons_reused", stats.comparisons_reused},
           {"comparisons_unmeasured", stats.comparisons_unmeasured},
           {"node_lookups", {{"hits", model.hits()}, {"misses", model.misses()}}},
+          {"instance", instance_json(measurer.instance_run())},
           {"seconds", stats.seconds}};
 }
 

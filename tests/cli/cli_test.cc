@@ -282,6 +282,28 @@ TEST_CASE("Einsums that are products are written as MatMul, and the measured tar
   CHECK(json["check"]["passed"] == true);
 }
 
+TEST_CASE("what depends on data is sized by a run of the measuring instance, pinned runs included", "[cli]") {
+  // models/data_shaped_rows.onnx: rows counted from the data, reshaped by a target computed from
+  // their shape. Measured: the instance is run once and sizes all of them; the output computes
+  // the same; a run pinned to the cache that run wrote observes the same sizes and writes the
+  // same bytes.
+  const Scratch scratch("data_shaped");
+  const std::string cache = (scratch.path() / "cache.json").string();
+  const std::string args = "--check 2 --dim N=2 --dim S=3 --cost-cache " + cache;
+  nlohmann::json json = optimize_report(scratch, "data_shaped_rows.onnx", args);
+  const nlohmann::json instance = json["measurement"]["instance"];
+  CHECK(instance["values_depending_on_data"].get<int>() > 0);
+  CHECK(instance["values_sized_by_a_run"].get<int>() > 0);
+  CHECK(instance["integer_values_computed_by_a_run"].get<int>() > 0);
+  CHECK(instance["symbols_measured_at_1"].empty());
+  CHECK_FALSE(instance.contains("run_error"));
+  CHECK(json["check"]["passed"] == true);
+  const std::string measured = read_file(scratch.path() / "out.onnx");
+  json = optimize_report(scratch, "data_shaped_rows.onnx", args + " --no-measure");
+  CHECK(json["measurement"]["instance"] == instance);
+  CHECK(read_file(scratch.path() / "out.onnx") == measured);
+}
+
 TEST_CASE("a result that is the input once written is not written as optimized", "[cli]") {
   // Relu(Conv(x, w, b)): the search fuses the Relu, export writes it as its own node again.
   const Scratch scratch("written_alike");

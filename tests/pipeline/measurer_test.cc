@@ -98,7 +98,7 @@ TEST_CASE("a part reads the integer values of the measuring instance as weights"
 
   TableProfiler* table = nullptr;
   auto measurer = table_measurer("", table);
-  measurer->set_instance({{}, {{"target", ir::share(ir::Tensor::from_int64s({2}, {2, 3}))}}});
+  measurer->set_instance({{}, {{"target", ir::share(ir::Tensor::from_int64s({2}, {2, 3}))}}, {}});
   std::vector<std::vector<int64_t>> operands;
   table->graph_rule = [&operands](const ir::Graph& graph) {
     for (ir::NodeId id : graph.node_ids()) {
