@@ -83,6 +83,12 @@ Comparison comparison_from(const Json& item) {
   comparison.spread = time_member(item, "spread");
   comparison.runs = member(item, "runs", &Json::is_number_integer, "an integer").get<int64_t>();
   if (comparison.runs < 1) throw Error("a comparison has no runs");
+  if (item.contains("original_ms")) {
+    comparison.original_ms = time_member(item, "original_ms");
+    comparison.original_spread_ms = time_member(item, "original_spread_ms");
+    comparison.candidate_ms = time_member(item, "candidate_ms");
+    comparison.candidate_spread_ms = time_member(item, "candidate_spread_ms");
+  }
   return comparison;
 }
 
@@ -150,6 +156,12 @@ OrderedJson comparison_json(const Comparison& comparison) {
   item["median_ratio"] = comparison.median_ratio;
   item["spread"] = comparison.spread;
   item["runs"] = comparison.runs;
+  if (comparison.has_times()) {
+    item["original_ms"] = comparison.original_ms;
+    item["original_spread_ms"] = comparison.original_spread_ms;
+    item["candidate_ms"] = comparison.candidate_ms;
+    item["candidate_spread_ms"] = comparison.candidate_spread_ms;
+  }
   return item;
 }
 

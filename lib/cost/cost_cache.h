@@ -67,12 +67,24 @@ struct Comparison {
   double spread = 0;        ///< Interquartile range / 1.349 of the log of the ratio.
   int64_t runs = 0;         ///< Rounds; 0 with an error.
   std::string error;        ///< Why the target could not run the two; empty for a measurement.
+  /// Each graph's own median time and spread over the same rounds, milliseconds; 0 where not
+  /// recorded (comparisons cached before 2026-11-29). A graph's own entry in the cache is its
+  /// last timing, which another comparison may have made; these are the times of this one.
+  double original_ms = 0;
+  double original_spread_ms = 0;
+  double candidate_ms = 0;
+  double candidate_spread_ms = 0;
 
   bool failed() const { return !error.empty(); }
+  bool has_times() const { return original_ms > 0 && candidate_ms > 0; }
+  /// The candidate's median time / the original's, over the same rounds (0 without them).
+  double ratio_of_medians() const { return has_times() ? candidate_ms / original_ms : 0; }
   bool operator==(const Comparison& other) const {
     return original == other.original && candidate == other.candidate && backend == other.backend &&
            median_ratio == other.median_ratio && spread == other.spread && runs == other.runs &&
-           error == other.error;
+           error == other.error && original_ms == other.original_ms &&
+           original_spread_ms == other.original_spread_ms && candidate_ms == other.candidate_ms &&
+           candidate_spread_ms == other.candidate_spread_ms;
   }
 };
 

@@ -20,6 +20,14 @@ std::string format_percent(double fraction) {
   return text;
 }
 
+profile::Timing timing_of(double median_ms, double spread_ms, int64_t runs) {
+  profile::Timing timing;
+  timing.median_ms = median_ms;
+  timing.spread_ms = spread_ms;
+  timing.runs = runs;
+  return timing;
+}
+
 }  // namespace
 
 double noise_gain(const cost::Comparison& comparison) {
@@ -28,7 +36,8 @@ double noise_gain(const cost::Comparison& comparison) {
 }
 
 bool clearly_faster(const cost::Comparison& comparison, double min_gain) {
-  return comparison.median_ratio <= 1 - std::max(min_gain, noise_gain(comparison));
+  const bool medians_agree = !comparison.has_times() || comparison.candidate_ms < comparison.original_ms;
+  return medians_agree && comparison.median_ratio <= 1 - std::max(min_gain, noise_gain(comparison));
 }
 
 GuardVerdict guard(const ir::Graph& input, const ir::Graph& candidate, Measurer& measurer,
@@ -47,8 +56,14 @@ GuardVerdict guard(const ir::Graph& input, const ir::Graph& candidate, Measurer&
       verdict.comparison = std::move(again);
     }
   }
-  verdict.before = measurer.graph_time(input, input_file);
-  verdict.after = measurer.graph_time(candidate);
+  if (verdict.comparison->has_times()) {
+    const cost::Comparison& times = *verdict.comparison;
+    verdict.before = timing_of(times.original_ms, times.original_spread_ms, times.runs);
+    verdict.after = timing_of(times.candidate_ms, times.candidate_spread_ms, times.runs);
+  } else {
+    verdict.before = measurer.graph_time(input, input_file);
+    verdict.after = measurer.graph_time(candidate);
+  }
   const cost::Comparison& measured = *verdict.comparison;
   const double needed = std::max(options.min_gain, noise_gain(measured));
   std::string numbers = "it took " + format_percent(measured.median_ratio) + " of the time of " + names.input +
@@ -57,6 +72,9 @@ GuardVerdict guard(const ir::Graph& input, const ir::Graph& candidate, Measurer&
     numbers += ": " + format_ms(verdict.after->median_ms) + " against " + format_ms(verdict.before->median_ms);
   }
   numbers += "), and a gain had to reach " + format_percent(needed);
+  if (measured.has_times() && measured.candidate_ms >= measured.original_ms) {
+    numbers += " with the lower median time of the two";
+  }
   verdict.keep_candidate = clearly_faster(measured, options.min_gain);
   verdict.reason = verdict.keep_candidate
                        ? std::string(names.candidate) + " measured faster: " + numbers

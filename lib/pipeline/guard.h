@@ -39,16 +39,22 @@ struct GuardOptions {
 double noise_gain(const cost::Comparison& comparison);
 
 /// True when the candidate's median ratio to the original is at most 1 - max(min_gain,
-/// noise_gain). Uses only what the cost cache keeps of a comparison, so that a decision taken
-/// from cached numbers is the decision taken when they were measured.
+/// noise_gain), and, where the comparison recorded both graphs' median times, the candidate's is
+/// also the lower: on a noisy machine the median of the run-by-run ratios can say 0.947 while the
+/// medians of the same 48 runs say 341 ms against 325 (ViT-B/16, 2026-11-29), and a graph whose
+/// own runs measured slower is no gain to write. Uses only what the cost cache keeps of a
+/// comparison, so that a decision taken from cached numbers is the decision taken when they were
+/// measured.
 bool clearly_faster(const cost::Comparison& comparison, double min_gain);
 
 /// The whole-graph check of an optimized graph against its input.
 struct GuardVerdict {
   bool keep_candidate = false;
   std::optional<cost::Comparison> comparison;  ///< Candidate against input (nullopt: not measured).
-  std::optional<profile::Timing> before;       ///< The input's measured time, from that comparison.
-  std::optional<profile::Timing> after;        ///< The candidate's.
+  /// The input's measured time in that comparison (or, for a comparison cached without the
+  /// times, the input's last timing in the cache).
+  std::optional<profile::Timing> before;
+  std::optional<profile::Timing> after;  ///< The candidate's, likewise.
   std::string reason;                          ///< One sentence, for the log and the report.
 };
 

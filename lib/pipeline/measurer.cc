@@ -231,7 +231,12 @@ cost::Comparison Measurer::comparison_of(const std::string& first, const std::st
                                          const profile::Timing& original, const profile::Timing& candidate) {
   const profile::Ratio ratio = profile::paired_ratio(original.samples_ms, candidate.samples_ms);
   cache_.insert({second, backend_, candidate.median_ms, candidate.spread_ms, candidate.runs, {}});
-  return {first, second, backend_, ratio.median, ratio.spread, ratio.runs, {}};
+  cost::Comparison comparison{first, second, backend_, ratio.median, ratio.spread, ratio.runs, {}};
+  comparison.original_ms = original.median_ms;
+  comparison.original_spread_ms = original.spread_ms;
+  comparison.candidate_ms = candidate.median_ms;
+  comparison.candidate_spread_ms = candidate.spread_ms;
+  return comparison;
 }
 
 cost::Comparison Measurer::measure_pair(const std::string& first, const ir::Graph& first_run,

@@ -35,6 +35,12 @@ CostCache sample_cache(bool reversed) {
   for (const CacheEntry& entry : entries) cache.insert(entry);
   cache.insert(cost::Comparison{"Graph(1)", "Graph(2)", "cudnn", 0.75, 0.02, 40, {}});
   cache.insert(cost::Comparison{"Graph(1)", "Graph(3)", "cudnn", 1, 0, 0, "cannot run"});
+  cost::Comparison timed{"Graph(1)", "Graph(4)", "cudnn", 0.96, 0.05, 48, {}};
+  timed.original_ms = 325.4;
+  timed.original_spread_ms = 67.3;
+  timed.candidate_ms = 341.3;
+  timed.candidate_spread_ms = 67.8;
+  cache.insert(timed);
   return cache;
 }
 
@@ -51,6 +57,10 @@ TEST_CASE("a cost cache reads back what was written", "[cost]") {
   REQUIRE(read.find("Gather(x;int64[1])", "cudnn")->failed());
   REQUIRE(read.comparisons() == written.comparisons());
   REQUIRE(read.find_comparison("Graph(1)", "Graph(2)", "cudnn")->median_ratio == 0.75);
+  // Both graphs' own times in the comparison, where it recorded them (not before 2026-11-29).
+  REQUIRE_FALSE(read.find_comparison("Graph(1)", "Graph(2)", "cudnn")->has_times());
+  REQUIRE(read.find_comparison("Graph(1)", "Graph(4)", "cudnn")->candidate_ms == 341.3);
+  REQUIRE(read.find_comparison("Graph(1)", "Graph(4)", "cudnn")->original_spread_ms == 67.3);
   REQUIRE(read.find_comparison("Graph(1)", "Graph(3)", "cudnn")->failed());
   REQUIRE(read.find_comparison("Graph(2)", "Graph(1)", "cudnn") == nullptr);
   REQUIRE(read.find("Conv(x;float32[1])", "cudnn")->runs == 50);
