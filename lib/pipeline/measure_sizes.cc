@@ -71,11 +71,10 @@ std::vector<ir::ValueId> unresolved(const ir::Graph& graph, const ir::Graph& ins
   return wanted;
 }
 
-/// The elements of an observed integer value as a tensor of its type.
+/// The elements of an observed integer value as a tensor of its type (their count is its shape's).
 ir::TensorPtr integer_tensor(ir::DataType dtype, const std::vector<int64_t>& shape,
                              const std::vector<int64_t>& elements) {
   ir::Tensor tensor(dtype, shape);
-  if (tensor.num_elements() != static_cast<int64_t>(elements.size())) throw Error("an observed value's elements do not fill its shape");
   for (std::size_t i = 0; i < elements.size(); ++i) {
     if (dtype == ir::DataType::kInt64) {
       tensor.mutable_data<int64_t>()[i] = elements[i];
@@ -115,15 +114,17 @@ void observe_unresolved(const ir::Graph& graph, const ir::Graph& instance, const
       shapes[value.name] = ir::Shape::of(found->second.shape);
       ++sized;
     }
-    if (found->second.integers && is_integer(value.type.dtype) && found->second.shape.size() <= 1 &&
+    const std::optional<std::vector<int64_t>>& elements = found->second.integers;
+    if (elements && is_integer(value.type.dtype) && found->second.shape.size() <= 1 &&
+        ir::num_elements(found->second.shape) == static_cast<int64_t>(elements->size()) &&
         integers.count(value.name) == 0) {
-      integers[value.name] = integer_tensor(value.type.dtype, found->second.shape, *found->second.integers);
+      integers[value.name] = integer_tensor(value.type.dtype, found->second.shape, *elements);
       ++computed;
     }
   }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   logger("pipeline")->info("measuring instance: one run of it sized {} values that depend on data and computed {} "
-                           "integer values ({:.2f} s)",
-                           sized, computed, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+                           "integer values ({:.2f} s)", sized, computed, seconds);
 }
 
 }  // namespace

@@ -44,10 +44,11 @@ TEST_CASE("what depends on data is sized by one run of the instance", "[pipeline
   // data of ids, so no static analysis sizes it; fed as a timing feeds it (integers zero), ids[0]
   // is 0 and y is [3, 4].
   ir::Graph graph;
-  const ir::ValueId ids = graph.add_input("ids", ir::TensorType{ir::DataType::kInt64, ir::Shape{true, {ir::Dim::named("N")}}});
+  const ir::ValueId ids =
+      graph.add_input("ids", ir::TensorType{ir::DataType::kInt64, ir::Shape{true, {ir::Dim::named("N")}}});
   const ir::ValueId w = graph.add_weight("w", ir::share(ir::Tensor::from_floats({1, 4}, {1, 2, 3, 4})));
-  const ir::ValueId head =
-      first(graph, testing::add_inferred(graph, ir::OpKind::kGather, {ids, ints(graph, {}, {0})}, attr("axis", int64_t{0})));
+  const ir::ValueId head = first(
+      graph, testing::add_inferred(graph, ir::OpKind::kGather, {ids, ints(graph, {}, {0})}, attr("axis", int64_t{0})));
   const ir::ValueId rows = first(graph, testing::add_inferred(graph, ir::OpKind::kUnsqueeze, {head},
                                                               attr("axes", std::vector<int64_t>{0})));
   const ir::ValueId more = first(graph, testing::add_inferred(graph, ir::OpKind::kAdd, {rows, ints(graph, {1}, {3})}));
@@ -79,7 +80,8 @@ TEST_CASE("what depends on data is sized by one run of the instance", "[pipeline
     }
   }
   SECTION("a run that fails leaves them as without one") {
-    const pipeline::Observer failing = [](const ir::Graph&, const std::vector<ir::ValueId>&, const cost::DimSizes&) -> profile::Observed {
+    const pipeline::Observer failing = [](const ir::Graph&, const std::vector<ir::ValueId>&,
+                                          const cost::DimSizes&) -> profile::Observed {
       throw Error("the target cannot run it");
     };
     const pipeline::MeasuringInstance instance = pipeline::measuring_instance(graph, {{"N", 5}}, failing);

@@ -113,10 +113,11 @@ TEST_CASE("a graph's values are observed in onnxruntime, shapes that depend on d
   // feeds it: at N = 5, target is [5, 4] and y has that shape.
   using namespace testing::shapes;
   ir::Graph graph;
-  const ir::ValueId ids = graph.add_input("ids", ir::TensorType{ir::DataType::kInt64, ir::Shape{true, {ir::Dim::named("N")}}});
+  const ir::ValueId ids =
+      graph.add_input("ids", ir::TensorType{ir::DataType::kInt64, ir::Shape{true, {ir::Dim::named("N")}}});
   const ir::ValueId w = graph.add_weight("w", ir::share(ir::Tensor::from_floats({1, 4}, {1, 2, 3, 4})));
-  const ir::ValueId head =
-      first(graph, testing::add_inferred(graph, ir::OpKind::kGather, {ids, ints(graph, {}, {0})}, attr("axis", int64_t{0})));
+  const ir::ValueId head = first(
+      graph, testing::add_inferred(graph, ir::OpKind::kGather, {ids, ints(graph, {}, {0})}, attr("axis", int64_t{0})));
   const ir::ValueId rows = first(graph, testing::add_inferred(graph, ir::OpKind::kUnsqueeze, {head},
                                                               attr("axes", std::vector<int64_t>{0})));
   const ir::ValueId more =
