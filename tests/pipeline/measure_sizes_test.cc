@@ -40,25 +40,10 @@ TEST_CASE("every dim gets a size to measure parts at", "[pipeline]") {
 }
 
 TEST_CASE("what depends on data is sized by one run of the instance", "[pipeline]") {
-  // y = Expand(w, Concat(Unsqueeze(ids[0]) + 3, [4])), w: [1, 4]: the shape of y depends on the
-  // data of ids, so no static analysis sizes it; fed as a timing feeds it (integers zero), ids[0]
-  // is 0 and y is [3, 4].
+  // data_shaped_expand: y's shape depends on the data of ids; at N = 5 (ids fed zeros, as a
+  // timing feeds them) target is [5, 4] and y has that shape.
   ir::Graph graph;
-  const ir::ValueId ids =
-      graph.add_input("ids", ir::TensorType{ir::DataType::kInt64, ir::Shape{true, {ir::Dim::named("N")}}});
-  const ir::ValueId w = graph.add_weight("w", ir::share(ir::Tensor::from_floats({1, 4}, {1, 2, 3, 4})));
-  const ir::ValueId head = first(
-      graph, testing::add_inferred(graph, ir::OpKind::kGather, {ids, ints(graph, {}, {0})}, attr("axis", int64_t{0})));
-  const ir::ValueId rows = first(graph, testing::add_inferred(graph, ir::OpKind::kUnsqueeze, {head},
-                                                              attr("axes", std::vector<int64_t>{0})));
-  const ir::ValueId more = first(graph, testing::add_inferred(graph, ir::OpKind::kAdd, {rows, ints(graph, {1}, {3})}));
-  const ir::ValueId target = concat(graph, {more, ints(graph, {1}, {4})});
-  graph.set_name(target, "target");
-  const ir::ValueId y = first(graph, testing::add_inferred(graph, ir::OpKind::kExpand, {w, target}));
-  graph.set_name(y, "y");
-  const ir::ValueId z = first(graph, testing::add_inferred(graph, ir::OpKind::kRelu, {y}));
-  graph.set_name(z, "z");
-  graph.set_outputs({z});
+  const auto [target, y] = data_shaped_expand(graph);
   REQUIRE_FALSE(graph.value(y).type.shape.is_static());
 
   SECTION("without a run, the dims stay unsized and the target unknown") {
@@ -70,13 +55,13 @@ TEST_CASE("what depends on data is sized by one run of the instance", "[pipeline
     const pipeline::MeasuringInstance instance =
         pipeline::measuring_instance(graph, {{"N", 5}}, pipeline::observe_with_reference);
     REQUIRE(instance.integers.count("target") == 1);
-    CHECK(instance.integers.at("target")->to_int64s() == std::vector<int64_t>{3, 4});
+    CHECK(instance.integers.at("target")->to_int64s() == std::vector<int64_t>{5, 4});
     const ir::Shape& shape = graph.value(y).type.shape;
     REQUIRE(shape.rank() == 2);
     for (std::size_t axis = 0; axis < 2; ++axis) {
       const ir::Dim& dim = shape.dims[axis];
       const int64_t size = dim.is_known() ? dim.value : instance.sizes.at(dim.symbol);
-      CHECK(size == (axis == 0 ? 3 : 4));
+      CHECK(size == (axis == 0 ? 5 : 4));
     }
   }
   SECTION("a run that fails leaves them as without one") {

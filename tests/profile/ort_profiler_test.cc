@@ -109,26 +109,10 @@ TEST_CASE("graphs are exported and timed; a node is timed alone", "[profile]") {
 }
 
 TEST_CASE("a graph's values are observed in onnxruntime, shapes that depend on data included", "[profile]") {
-  // y = Expand(w, Concat(Unsqueeze(ids[0]) + N, [4])), ids: [N] int64, fed zeros as a timing
-  // feeds it: at N = 5, target is [5, 4] and y has that shape.
-  using namespace testing::shapes;
+  // data_shaped_expand: at N = 5, with ids fed zeros as a timing feeds them, target is [5, 4]
+  // and y has that shape.
   ir::Graph graph;
-  const ir::ValueId ids =
-      graph.add_input("ids", ir::TensorType{ir::DataType::kInt64, ir::Shape{true, {ir::Dim::named("N")}}});
-  const ir::ValueId w = graph.add_weight("w", ir::share(ir::Tensor::from_floats({1, 4}, {1, 2, 3, 4})));
-  const ir::ValueId head = first(
-      graph, testing::add_inferred(graph, ir::OpKind::kGather, {ids, ints(graph, {}, {0})}, attr("axis", int64_t{0})));
-  const ir::ValueId rows = first(graph, testing::add_inferred(graph, ir::OpKind::kUnsqueeze, {head},
-                                                              attr("axes", std::vector<int64_t>{0})));
-  const ir::ValueId more =
-      first(graph, testing::add_inferred(graph, ir::OpKind::kAdd, {rows, dim_of(graph, ids, 0)}));
-  const ir::ValueId target = concat(graph, {more, ints(graph, {1}, {4})});
-  graph.set_name(target, "target");
-  const ir::ValueId y = first(graph, testing::add_inferred(graph, ir::OpKind::kExpand, {w, target}));
-  graph.set_name(y, "y");
-  const ir::ValueId z = first(graph, testing::add_inferred(graph, ir::OpKind::kRelu, {y}));
-  graph.set_name(z, "z");
-  graph.set_outputs({z});
+  const auto [target, y] = testing::shapes::data_shaped_expand(graph);
 
   const std::optional<profile::Observed> observed = profiler().observe(graph, {target, y}, {{"N", 5}});
   REQUIRE(observed);

@@ -57,4 +57,33 @@ inline ir::ValueId concat(ir::Graph& graph, std::vector<ir::ValueId> parts) {
   return first(graph, add_inferred(graph, ir::OpKind::kConcat, std::move(parts), attr("axis", int64_t{0})));
 }
 
+/// The values of data_shaped_expand's graph.
+struct DataShaped {
+  ir::ValueId target;  ///< Concat(Unsqueeze(ids[0]) + N, [4]), named "target".
+  ir::ValueId y;       ///< Expand(w, target), w: [1, 4], named "y".
+};
+
+/// A graph whose shapes depend on data, as transformer exports shape their embeddings: input
+/// ids [N] int64, y = Expand(w, Concat(Unsqueeze(ids[0]) + N, [4])), output Relu(y) ("z"). No
+/// static analysis sizes y or computes target; fed as a timing feeds it (integers zero), ids[0]
+/// is 0, so target is [N, 4] and y has that shape.
+inline DataShaped data_shaped_expand(ir::Graph& graph) {
+  const ir::ValueId ids =
+      graph.add_input("ids", ir::TensorType{ir::DataType::kInt64, ir::Shape{true, {ir::Dim::named("N")}}});
+  const ir::ValueId w = graph.add_weight("w", ir::share(ir::Tensor::from_floats({1, 4}, {1, 2, 3, 4})));
+  const ir::ValueId head = first(
+      graph, add_inferred(graph, ir::OpKind::kGather, {ids, ints(graph, {}, {0})}, attr("axis", int64_t{0})));
+  const ir::ValueId rows =
+      first(graph, add_inferred(graph, ir::OpKind::kUnsqueeze, {head}, attr("axes", std::vector<int64_t>{0})));
+  const ir::ValueId more = first(graph, add_inferred(graph, ir::OpKind::kAdd, {rows, dim_of(graph, ids, 0)}));
+  const ir::ValueId target = concat(graph, {more, ints(graph, {1}, {4})});
+  graph.set_name(target, "target");
+  const ir::ValueId y = first(graph, add_inferred(graph, ir::OpKind::kExpand, {w, target}));
+  graph.set_name(y, "y");
+  const ir::ValueId z = first(graph, add_inferred(graph, ir::OpKind::kRelu, {y}));
+  graph.set_name(z, "z");
+  graph.set_outputs({z});
+  return {target, y};
+}
+
 }  // namespace graphsub::testing::shapes
