@@ -25,6 +25,6 @@ struct MeasuredSearchStats {
 search::OptimizeResult measured_optimize(const ir::Graph& input, const rewrite::Matcher& matcher,
                                          cost::CachedModel& model, Measurer& measurer,
                                          search::OptimizerOptions options, const GuardOptions& guard,
-                                         MeasuredSearchStats& stats, int max_rounds = 3);
+                                         MeasuredSearchStats& stats, int max_rounds = 10);
 
 }  // namespace graphsub::pipeline
