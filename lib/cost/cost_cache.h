@@ -77,8 +77,6 @@ struct Comparison {
 
   bool failed() const { return !error.empty(); }
   bool has_times() const { return original_ms > 0 && candidate_ms > 0; }
-  /// The candidate's median time / the original's, over the same rounds (0 without them).
-  double ratio_of_medians() const { return has_times() ? candidate_ms / original_ms : 0; }
   bool operator==(const Comparison& other) const {
     return original == other.original && candidate == other.candidate && backend == other.backend &&
            median_ratio == other.median_ratio && spread == other.spread && runs == other.runs &&

@@ -20,12 +20,10 @@ std::string format_percent(double fraction) {
   return text;
 }
 
-profile::Timing timing_of(double median_ms, double spread_ms, int64_t runs) {
-  profile::Timing timing;
-  timing.median_ms = median_ms;
-  timing.spread_ms = spread_ms;
-  timing.runs = runs;
-  return timing;
+/// False when the comparison recorded both graphs' median times and the candidate's is not the
+/// lower (true for a comparison cached without them).
+bool medians_agree(const cost::Comparison& comparison) {
+  return !comparison.has_times() || comparison.candidate_ms < comparison.original_ms;
 }
 
 }  // namespace
@@ -36,8 +34,7 @@ double noise_gain(const cost::Comparison& comparison) {
 }
 
 bool clearly_faster(const cost::Comparison& comparison, double min_gain) {
-  const bool medians_agree = !comparison.has_times() || comparison.candidate_ms < comparison.original_ms;
-  return medians_agree && comparison.median_ratio <= 1 - std::max(min_gain, noise_gain(comparison));
+  return medians_agree(comparison) && comparison.median_ratio <= 1 - std::max(min_gain, noise_gain(comparison));
 }
 
 GuardVerdict guard(const ir::Graph& input, const ir::Graph& candidate, Measurer& measurer,
@@ -58,8 +55,8 @@ GuardVerdict guard(const ir::Graph& input, const ir::Graph& candidate, Measurer&
   }
   if (verdict.comparison->has_times()) {
     const cost::Comparison& times = *verdict.comparison;
-    verdict.before = timing_of(times.original_ms, times.original_spread_ms, times.runs);
-    verdict.after = timing_of(times.candidate_ms, times.candidate_spread_ms, times.runs);
+    verdict.before = profile::timing_of(times.original_ms, times.original_spread_ms, times.runs);
+    verdict.after = profile::timing_of(times.candidate_ms, times.candidate_spread_ms, times.runs);
   } else {
     verdict.before = measurer.graph_time(input, input_file);
     verdict.after = measurer.graph_time(candidate);
@@ -72,7 +69,7 @@ GuardVerdict guard(const ir::Graph& input, const ir::Graph& candidate, Measurer&
     numbers += ": " + format_ms(verdict.after->median_ms) + " against " + format_ms(verdict.before->median_ms);
   }
   numbers += "), and a gain had to reach " + format_percent(needed);
-  if (measured.has_times() && measured.candidate_ms >= measured.original_ms) {
+  if (!medians_agree(measured)) {
     numbers += " with the lower median time of the two";
   }
   verdict.keep_candidate = clearly_faster(measured, options.min_gain);

@@ -41,14 +41,6 @@ class FileLock {
   int fd_;
 };
 
-/// A cache entry's numbers as a Timing (median, spread and runs; no samples).
-profile::Timing timing_of(const cost::CacheEntry& entry) {
-  profile::Timing timing;
-  timing.median_ms = entry.median_ms;
-  timing.spread_ms = entry.spread_ms;
-  timing.runs = entry.runs;
-  return timing;
-}
 
 }  // namespace
 
@@ -271,7 +263,7 @@ std::optional<cost::Comparison> Measurer::remember(const std::string& alike, con
 std::optional<profile::Timing> Measurer::graph_time(const ir::Graph& graph, const std::string& file) const {
   const cost::CacheEntry* entry = cache_.find(signature(graph, file), backend_);
   if (!entry || entry->failed()) return std::nullopt;
-  return timing_of(*entry);
+  return profile::timing_of(entry->median_ms, entry->spread_ms, entry->runs);
 }
 
 void Measurer::save() const {

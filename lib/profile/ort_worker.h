@@ -86,8 +86,8 @@ class OrtWorker {
   /// `seed`) and returns every output's shape, and the elements of the integer outputs of at
   /// most `max_elements` elements. Throws graphsub::Error with onnxruntime's message when the
   /// model cannot be loaded or run.
-  Observed observe_file(const std::string& path, const OrtSettings& settings,
-                                           const cost::DimSizes& sizes, int64_t max_elements, uint32_t seed = 0);
+  Observed observe_file(const std::string& path, const OrtSettings& settings, const cost::DimSizes& sizes,
+                        int64_t max_elements, uint32_t seed = 0);
 
   /// Runs each file `warmup` + `runs` times in its own session with onnxruntime's profiler on:
   /// the kernel time per operator type of onnxruntime's optimized graph, one map per file.

@@ -17,6 +17,14 @@ double percentile(const std::vector<double>& sorted, double fraction) {
   return sorted[low] + (rank - static_cast<double>(low)) * (sorted[high] - sorted[low]);
 }
 
+Timing timing_of(double median_ms, double spread_ms, int64_t runs) {
+  Timing timing;
+  timing.median_ms = median_ms;
+  timing.spread_ms = spread_ms;
+  timing.runs = runs;
+  return timing;
+}
+
 Timing summarize(std::vector<double> samples_ms) {
   Timing timing;
   timing.runs = static_cast<int64_t>(samples_ms.size());

@@ -45,6 +45,9 @@ struct Timing {
 /// An empty list gives runs 0 and zeros.
 Timing summarize(std::vector<double> samples_ms);
 
+/// A Timing of only a median, spread and run count (no samples): what a cost cache keeps of one.
+Timing timing_of(double median_ms, double spread_ms, int64_t runs);
+
 /// A candidate timed against an original, round by round.
 struct Ratio {
   double median = 1;  ///< Median over the rounds of candidate time / original time.
