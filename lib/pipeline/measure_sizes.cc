@@ -172,15 +172,21 @@ MeasuringInstance measuring_instance(ir::Graph& graph, const cost::DimSizes& siz
   std::set<std::string> conflicting;
   int next = 0;
   for (ir::ValueId id = 0; id < graph.value_capacity(); ++id) {
-    if (!graph.has_value(id) || !graph.value(id).type.shape.rank_known) continue;
+    if (!graph.has_value(id)) continue;
     const auto found = by_name.find(graph.value(id).name);
     if (found == by_name.end()) continue;
     const auto observed = observed_shapes.find(graph.value(id).name);
     const ir::Shape& concrete =
         observed != observed_shapes.end() ? observed->second : instance.value(found->second).type.shape;
     ir::TensorType type = graph.value(id).type;
-    if (!concrete.rank_known || concrete.rank() != type.shape.rank()) continue;
     bool named = false;
+    if (!type.shape.rank_known && concrete.rank_known) {
+      // A rank only the run tells (an If's output): every dim is named below.
+      type.shape.rank_known = true;
+      type.shape.dims.assign(concrete.rank(), ir::Dim{});
+      named = true;
+    }
+    if (!concrete.rank_known || concrete.rank() != type.shape.rank()) continue;
     for (std::size_t axis = 0; axis < type.shape.rank(); ++axis) {
       ir::Dim& dim = type.shape.dims[axis];
       const ir::Dim& size = concrete.dims[axis];

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <string>
 #include <system_error>
 
 #include "ir/error.h"
@@ -95,7 +97,25 @@ std::vector<Timing> OrtProfiler::time_models(const std::vector<Model>& models, c
 std::optional<Observed> OrtProfiler::observe(const ir::Graph& graph, const std::vector<ir::ValueId>& values,
                                              const cost::DimSizes& sizes) {
   ir::Graph outputs = graph;
-  outputs.set_outputs(values);
+  // ONNX's checker wants a shape on every output of a model. A value of unknown rank (the output
+  // of an If, of an operator ONNX cannot infer) is observed through its Shape, whose rank is 1.
+  std::vector<ir::ValueId> wanted;
+  std::map<std::string, std::string> shape_of;  // the Shape output's name -> the value's name
+  for (ir::ValueId id : values) {
+    const ir::Value& value = outputs.value(id);
+    if (value.type.shape.rank_known) {
+      wanted.push_back(id);
+      continue;
+    }
+    ir::Shape rank_one;
+    rank_one.rank_known = true;
+    rank_one.dims = {ir::Dim{}};
+    const std::string name = "gs_observed_shape_" + std::to_string(shape_of.size());
+    const ir::NodeId node = outputs.add_node(ir::OpKind::kShape, {id}, {{{ir::DataType::kInt64, rank_one}, name}});
+    wanted.push_back(outputs.node(node).outputs[0]);
+    shape_of.emplace(name, value.name);
+  }
+  outputs.set_outputs(wanted);
   outputs.remove_dead_nodes();
   const std::string path = dir_.path() + "/observe" + std::to_string(files_++) + ".onnx";
   onnx_io::export_model(outputs, path);
@@ -109,6 +129,12 @@ std::optional<Observed> OrtProfiler::observe(const ir::Graph& graph, const std::
     throw;
   }
   std::filesystem::remove(path);
+  for (const auto& [name, value] : shape_of) {
+    const auto found = observed.find(name);
+    if (found == observed.end()) continue;
+    if (found->second.integers) observed[value].shape = *found->second.integers;
+    observed.erase(name);
+  }
   return observed;
 }
 

@@ -75,5 +75,22 @@ TEST_CASE("what depends on data is sized by one run of the instance", "[pipeline
   }
 }
 
+TEST_CASE("a value whose rank only a run tells gets that rank, its dims named", "[pipeline]") {
+  ir::Graph graph;
+  const auto [target, y] = data_shaped_expand(graph);
+  graph.set_type(y, ir::TensorType{ir::DataType::kFloat, ir::Shape{}});
+
+  const pipeline::MeasuringInstance instance =
+      pipeline::measuring_instance(graph, {{"N", 5}}, pipeline::observe_with_reference);
+  const ir::Shape& shape = graph.value(y).type.shape;
+  REQUIRE(shape.rank_known);
+  REQUIRE(shape.rank() == 2);
+  for (std::size_t axis = 0; axis < 2; ++axis) {
+    REQUIRE(shape.dims[axis].is_symbolic());
+    CHECK(instance.sizes.at(shape.dims[axis].symbol) == (axis == 0 ? 5 : 4));
+  }
+  CHECK(instance.run.sized >= 1);
+}
+
 }  // namespace
 }  // namespace graphsub

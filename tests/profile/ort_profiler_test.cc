@@ -124,5 +124,21 @@ TEST_CASE("a graph's values are observed in onnxruntime, shapes that depend on d
   CHECK_FALSE(observed->at("y").integers);  // float
 }
 
+TEST_CASE("a value of unknown rank is observed through its shape", "[profile]") {
+  // An If's output, an operator ONNX cannot infer: the model's checker wants a shape on every
+  // output, so the observation asks for the value's Shape and reports it as the value's.
+  ir::Graph graph;
+  const auto [target, y] = testing::shapes::data_shaped_expand(graph);
+  graph.set_type(y, ir::TensorType{ir::DataType::kFloat, ir::Shape{}});
+  REQUIRE_FALSE(graph.value(y).type.shape.rank_known);
+
+  const std::optional<profile::Observed> observed = profiler().observe(graph, {target, y}, {{"N", 5}});
+  REQUIRE(observed);
+  CHECK(observed->size() == 2);  // the Shape asked for is not among them
+  REQUIRE(observed->count("y") == 1);
+  CHECK(observed->at("y").shape == std::vector<int64_t>{5, 4});
+  CHECK(observed->at("target").integers == std::vector<int64_t>{5, 4});
+}
+
 }  // namespace
 }  // namespace graphsub
