@@ -167,6 +167,31 @@ def segmentation_model(name):
     return build
 
 
+def detection_model(name, **options):
+    """A torchvision detector on one 320 x 320 image, returning its boxes, scores and labels: the
+    post-processing (NonMaxSuppression in an If, TopK, NonZero, RoiAlign) shapes most values from
+    data, and some of them have a rank ONNX cannot infer. `options` go to the model (a score
+    threshold of 0, so that random weights still detect boxes and a check compares some)."""
+    def build():
+        import torch
+        import torchvision
+
+        class Detections(torch.nn.Module):
+            """The detector on one image tensor: the exporters take tensors, not lists or dicts."""
+            def __init__(self):
+                super().__init__()
+                self.model = getattr(torchvision.models.detection, name)(
+                    weights=None, weights_backbone=None, **options).eval()
+
+            def forward(self, image):
+                found = self.model([image])[0]
+                return found["boxes"], found["scores"], found["labels"]
+
+        torch.manual_seed(0)
+        return Detections().eval(), (torch.rand(3, 320, 320),), ["image"], None, {}
+    return build
+
+
 def gpt2():
     """GPT-2 (transformers' GPT2Model, default config, eager attention) on 32 tokens."""
     from transformers import GPT2Config, GPT2Model
@@ -254,6 +279,9 @@ EXTRA_MODELS = {
     "deeplabv3_mobilenet_v3_large": segmentation_model("deeplabv3_mobilenet_v3_large"),
     "lraspp_mobilenet_v3_large": segmentation_model("lraspp_mobilenet_v3_large"),
     "fcn_resnet50": segmentation_model("fcn_resnet50"),
+    "ssdlite320_mobilenet_v3_large": detection_model("ssdlite320_mobilenet_v3_large"),
+    "fasterrcnn_mobilenet_v3_large_320_fpn": detection_model("fasterrcnn_mobilenet_v3_large_320_fpn",
+                                                             box_score_thresh=0.0),
 }
 
 ALL_MODELS = {**MODELS, **EXTRA_MODELS}

@@ -626,7 +626,15 @@ class Run {
     outcome_.check = check;
     if (!check.passed()) {
       fs::remove(request_.output);
-      throw Error("the output differs from the input beyond tolerance; it was not kept");
+      std::string outputs;
+      for (const runtime::OutputCheck& output : check.outputs) {
+        if (output.passed) continue;
+        outputs += (outputs.empty() ? "" : ", ") + output.name +
+                   format(" by up to %.3g (relative %.3g)", output.max_abs_error, output.max_rel_error);
+      }
+      throw Error(format("the output differs from the input beyond tolerance (atol %g, rtol %g): ", request_.check.atol,
+                         request_.check.rtol) +
+                  outputs + "; run by " + check.executor + "; it was not kept");
     }
   }
 
