@@ -41,7 +41,7 @@ GuardVerdict guard(const ir::Graph& input, const ir::Graph& candidate, Measurer&
                    const GuardOptions& options, const GuardNames& names, const std::string& input_file) {
   const std::string kept = std::string(", so ") + names.input + " is kept";
   GuardVerdict verdict;
-  verdict.comparison = measurer.compare(input, candidate, options.whole, input_file);
+  verdict.comparison = measurer.compare(input, candidate, options.deciding(options.whole), input_file);
   if (!verdict.comparison) {
     verdict.reason = measurer.can_measure() ? "the target could not run one of the two graphs" + kept
                                             : "the cost cache holds no whole-graph comparison of them and measuring "
@@ -49,7 +49,8 @@ GuardVerdict guard(const ir::Graph& input, const ir::Graph& candidate, Measurer&
     return verdict;
   }
   if (!clearly_faster(*verdict.comparison, options.min_gain) && verdict.comparison->median_ratio <= 1 - options.min_gain) {
-    if (std::optional<cost::Comparison> again = measurer.compare_again(input, candidate, options.again, input_file)) {
+    const profile::TimingLimits limits = options.deciding(options.again);
+    if (std::optional<cost::Comparison> again = measurer.compare_again(input, candidate, limits, input_file)) {
       verdict.comparison = std::move(again);
     }
   }

@@ -32,6 +32,13 @@ struct GuardOptions {
   /// Timing of parts (small graphs of up to ~30 nodes): at least 10 runs, the ratio to 0.5 %, at
   /// most 200 runs or 2 s; two blocks of sessions, created in both orders.
   profile::TimingLimits part = {3, 10, 200, 2.0, 0.005, 5e-4, true, 2};
+
+  /// `limits` that also stop once the ratio is decided against 1 - min_gain (TimingLimits's
+  /// decide_at): a part measured 0.8x or 1.2x in its first ten runs needs no more to be judged.
+  profile::TimingLimits deciding(profile::TimingLimits limits) const {
+    limits.decide_at = 1 - min_gain;
+    return limits;
+  }
 };
 
 /// The gain below which a measured ratio may be noise: twice the standard error of the median of

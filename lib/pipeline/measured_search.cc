@@ -18,7 +18,7 @@ class MeasuredJudge : public search::PartJudge {
 
   bool keep(const ir::Graph& original, const ir::Graph& candidate, double predicted_ratio) override {
     if (!last_round_ && model_.pending_misses()) return true;
-    const std::optional<cost::Comparison> measured = measurer_.compare(original, candidate, options_.part);
+    const std::optional<cost::Comparison> measured = measurer_.compare(original, candidate, options_.deciding(options_.part));
     if (!measured) return false;
     const bool faster = clearly_faster(*measured, options_.min_gain);
     logger("search")->debug("part of {} nodes: the candidate takes {:.4f} of its time (predicted {:.4f}; spread "

@@ -371,7 +371,7 @@ class Run {
       }
       if (const std::optional<ir::Graph>& forms = input_layout_formed()) together.push_back(&*forms);
       if (const std::optional<ir::Graph>& lowered = input_einsums_lowered()) together.push_back(&*lowered);
-      if (together.size() > 1) measurer.compare_all(original_, together, request_.guard.whole, request_.input);
+      if (together.size() > 1) measurer.compare_all(original_, together, request_.guard.deciding(request_.guard.whole), request_.input);
       verdict = guard(original_, result.best, measurer, request_.guard, {}, request_.input);
     }
     const ir::Graph* best = &result.best;

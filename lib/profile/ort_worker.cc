@@ -71,7 +71,8 @@ std::vector<Timing> OrtWorker::time_files(const std::vector<std::string>& paths,
                     {"warmup", limits.warmup}, {"min_runs", limits.min_runs},
                     {"max_runs", limits.max_runs}, {"max_seconds", limits.max_seconds},
                     {"rel_error", limits.rel_error}, {"abs_error_ms", limits.abs_error_ms},
-                    {"paired", limits.paired}, {"sessions", limits.sessions}};
+                    {"paired", limits.paired}, {"sessions", limits.sessions},
+                    {"decide_at", limits.decide_at}};
   const Json answer = parse_answer(request(ask.dump(), limits.max_seconds + kSessionSeconds));
   std::vector<Timing> timings;
   for (const Json& samples : answer.at("samples_ms")) timings.push_back(summarize(samples.get<std::vector<double>>()));

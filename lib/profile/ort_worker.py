@@ -56,7 +56,9 @@ as long as its rounds (a large model's sessions take a second or more to create)
 what max_runs and max_seconds leave. With one block, the rule is asked after every round. The
 rounds stop when every model has min_runs runs and the standard error of each one's mean is at
 most max(abs_error_ms, rel_error x mean) (with "paired": the standard error of the median of each
-model's run-by-run log ratio to the first model is at most rel_error); or at max_runs; or once
+model's run-by-run log ratio to the first model is at most rel_error, or, with "decide_at" > 0,
+that median is below log(decide_at) by three of those standard errors or above it by two); or at
+max_runs; or once
 max_seconds have passed (with at least three runs each). Inputs are seeded random data, the
 same for every model of a request: floats standard normal, integers and booleans zero (a valid
 index, a valid shape-copy marker); symbolic dims take their size from "dims", else 1.
@@ -166,15 +168,23 @@ def stable(samples, request):
 def stable_ratios(samples, request):
     """Paired: the median of every model's run-by-run log ratio to the first has a standard error
     (1.2533 x interquartile range / 1.349 / sqrt(runs), robust to disturbed runs) of at most
-    rel_error."""
+    rel_error, or is decided against decide_at (see the module's doc)."""
     first = samples[0]
+    decide_at = float(request.get("decide_at", 0))
     for other in samples[1:]:
         logs = sorted(math.log(b / a) for a, b in zip(first, other) if a > 0 and b > 0)
         if len(logs) < max(4, int(request["min_runs"])):
             return False
         spread = (float(np.percentile(logs, 75)) - float(np.percentile(logs, 25))) / 1.349
-        if 1.2533 * spread / math.sqrt(len(logs)) > float(request["rel_error"]):
-            return False
+        error = 1.2533 * spread / math.sqrt(len(logs))
+        if error <= float(request["rel_error"]):
+            continue
+        if decide_at > 0:
+            median = float(np.median(logs))
+            threshold = math.log(decide_at)
+            if median + 3 * error <= threshold or median - 2 * error > threshold:
+                continue
+        return False
     return True
 
 

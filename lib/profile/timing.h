@@ -25,6 +25,11 @@ struct TimingLimits {
   /// and the stopping rule is asked only after whole pairs of blocks. time_alternately and the
   /// CUDA executor, which have no sessions, ignore it.
   int sessions = 1;
+  /// With `paired` and > 0: stop also once every model's median run-by-run ratio to the first is
+  /// decided against this ratio (the guard's 1 - min_gain): below it by three standard errors of
+  /// that median, or above it by two. A comparison that only has to tell "faster by the needed
+  /// gain or not" stops there instead of timing on to rel_error's precision.
+  double decide_at = 0;
 };
 
 /// The timed runs of one graph, in milliseconds, and their summary.

@@ -77,6 +77,35 @@ TEST_CASE("a comparison is spread over blocks of fresh sessions before it may st
   CHECK(runs % 4 == 0);
 }
 
+TEST_CASE("a comparison that only has to be decided stops once it is", "[profile]") {
+  // One Identity against 16 products of 256 x 256 matrices: the second takes thousands of times
+  // as long, so its ratio to the first is decided against 0.99 from the first rounds, while a
+  // precision no timing reaches would run on to max_runs.
+  ir::Graph small;
+  const ir::ValueId one = small.add_input("x", testing::float_type({1}));
+  small.set_outputs({small.node(testing::add_inferred(small, ir::OpKind::kIdentity, {one})).outputs[0]});
+  ir::Graph large;
+  ir::ValueId product = large.add_input("x", testing::float_type({256, 256}));
+  const ir::ValueId w = large.add_weight("w", ir::share(testing::random_tensor({256, 256}, 1)));
+  for (int i = 0; i < 16; ++i) {
+    product = large.node(testing::add_inferred(large, ir::OpKind::kMatMul, {product, w})).outputs[0];
+  }
+  large.set_outputs({product});
+  profile::TimingLimits limits;
+  limits.paired = true;
+  limits.min_runs = 6;
+  limits.max_runs = 200;
+  limits.max_seconds = 60;
+  limits.rel_error = 1e-12;
+  limits.abs_error_ms = 0;
+  limits.decide_at = 0.99;
+  CHECK(profiler().time_graphs({&small, &large}, {}, limits).front().runs == 6);
+  CHECK(profiler().time_graphs({&large, &small}, {}, limits).front().runs == 6);
+  limits.decide_at = 0;
+  limits.max_runs = 12;
+  CHECK(profiler().time_graphs({&small, &large}, {}, limits).front().runs == 12);
+}
+
 TEST_CASE("a model onnxruntime cannot load is an error naming it", "[profile]") {
   profile::OrtWorker worker;
   CHECK_THROWS_WITH(worker.time_files({model_path("cycle.onnx")}, {}, {}, {}),
