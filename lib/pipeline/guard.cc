@@ -33,6 +33,24 @@ double noise_gain(const cost::Comparison& comparison) {
   return 1 - std::exp(-2 * 1.2533 * comparison.spread / std::sqrt(static_cast<double>(comparison.runs)));
 }
 
+double claimed_speedup(const cost::Comparison& comparison) {
+  const double run_by_run = 1 / comparison.median_ratio;
+  return comparison.has_times() ? std::min(run_by_run, comparison.original_ms / comparison.candidate_ms) : run_by_run;
+}
+
+std::string describe_speedup(const cost::Comparison& comparison) {
+  const double claimed = claimed_speedup(comparison);
+  char text[160];
+  if (claimed < 1 / comparison.median_ratio) {
+    std::snprintf(text, sizeof text, "%.3gx faster (the ratio of the medians of %lld alternated runs; run by run %.3gx)",
+                  claimed, static_cast<long long>(comparison.runs), 1 / comparison.median_ratio);
+  } else {
+    std::snprintf(text, sizeof text, "%.3gx faster (median of %lld alternated runs)", claimed,
+                  static_cast<long long>(comparison.runs));
+  }
+  return text;
+}
+
 bool clearly_faster(const cost::Comparison& comparison, double min_gain) {
   return medians_agree(comparison) && comparison.median_ratio <= 1 - std::max(min_gain, noise_gain(comparison));
 }

@@ -402,7 +402,7 @@ class Run {
                     {"measured_after", timing_json(verdict.after)}};
     if (verdict.comparison) {
       written["measured_ratio"] = ratio_json(*verdict.comparison);
-      written["measured_speedup"] = 1 / verdict.comparison->median_ratio;
+      written["measured_speedup"] = claimed_speedup(*verdict.comparison);
     }
     if (!bare_json.is_null()) written["without_value_info"] = bare_json;
     if (!lowered_json.is_null()) written["input_with_einsums_as_matmul"] = lowered_json;
@@ -428,7 +428,7 @@ class Run {
     const bool better = checked.keep_candidate &&
                         (!verdict.keep_candidate || checked.comparison->median_ratio < verdict.comparison->median_ratio);
     Json json = {{"kept", better}, {"reason", checked.reason}};
-    if (checked.comparison) json["measured_speedup"] = 1 / checked.comparison->median_ratio;
+    if (checked.comparison) json["measured_speedup"] = claimed_speedup(*checked.comparison);
     if (better) {
       verdict = std::move(checked);
       best = &alternative;
@@ -451,25 +451,23 @@ class Run {
                                        &chosen == &original_ ? request_.input : std::string{});
     timer_.stop("layout forms");
     Json forms = {{"applied", applied}, {"kept", verdict.keep_candidate}, {"reason", verdict.reason}};
-    if (verdict.comparison) forms["measured_speedup"] = 1 / verdict.comparison->median_ratio;
+    if (verdict.comparison) forms["measured_speedup"] = claimed_speedup(*verdict.comparison);
     written["layout_forms"] = forms;
     logger("cli")->info("layout forms ({} applied): {}", applied, verdict.reason);
     if (!verdict.keep_candidate) return chosen;
     layout_formed_ = std::move(*formed);
-    const double speedup = 1 / verdict.comparison->median_ratio;
     std::string times;
     if (verdict.before && verdict.after) {
       times = fmt::format("{:.4g} ms -> {:.4g} ms, ", verdict.before->median_ms, verdict.after->median_ms);
     }
-    const std::string measured = fmt::format("{}{:.3g}x faster (median of {} alternated runs)", times, speedup,
-                                             verdict.comparison->runs);
+    const std::string measured = times + describe_speedup(*verdict.comparison);
     if (&chosen == &original_) {  // what was measured against the input is the forms' check
       written["written"] = "input with layout forms";
       written["reason"] = "layout forms: " + verdict.reason;
       written["measured_before"] = timing_json(verdict.before);
       written["measured_after"] = timing_json(verdict.after);
       written["measured_ratio"] = ratio_json(*verdict.comparison);
-      written["measured_speedup"] = speedup;
+      written["measured_speedup"] = claimed_speedup(*verdict.comparison);
       outcome_.summary = fmt::format("{}: the input with {} layout forms; measured in {}: {}", request_.output,
                                      applied, target_.spec.name, measured);
     } else {
@@ -561,8 +559,7 @@ class Run {
       if (verdict.before && verdict.after) {
         text += format("%.4g ms -> %.4g ms, ", verdict.before->median_ms, verdict.after->median_ms);
       }
-      return text + format("%.3gx faster (median of %g alternated runs)", 1 / verdict.comparison->median_ratio,
-                           static_cast<double>(verdict.comparison->runs));
+      return text + describe_speedup(*verdict.comparison);
     }
     return request_.output + ": the input, unchanged; " + verdict.reason;
   }
