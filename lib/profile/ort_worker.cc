@@ -82,10 +82,12 @@ std::vector<Timing> OrtWorker::time_files(const std::vector<std::string>& paths,
 
 std::vector<OutputComparison> OrtWorker::compare_files(const std::string& reference, const std::string& candidate,
                                                       const OrtSettings& settings, const cost::DimSizes& sizes,
-                                                      int samples, uint32_t seed, double atol, double rtol) {
-  const Json ask = {{"cmd", "compare"}, {"models", {reference, candidate}}, {"threads", settings.threads},
-                    {"level", settings.level}, {"dims", sizes}, {"seed", seed}, {"samples", samples},
-                    {"atol", atol}, {"rtol", rtol}};
+                                                      int samples, uint32_t seed, double atol, double rtol,
+                                                      const std::string& reference_level) {
+  Json ask = {{"cmd", "compare"}, {"models", {reference, candidate}}, {"threads", settings.threads},
+              {"level", settings.level}, {"dims", sizes}, {"seed", seed}, {"samples", samples},
+              {"atol", atol}, {"rtol", rtol}};
+  if (!reference_level.empty()) ask["reference_level"] = reference_level;
   const Json answer = parse_answer(request(ask.dump(), kSessionSeconds * 2 + 60.0 * samples));
   std::vector<OutputComparison> outputs;
   for (const Json& output : answer.at("outputs")) {

@@ -77,10 +77,13 @@ class OrtWorker {
   /// (set i from seed + i, drawn as graphsub's reference check draws them) and compares their
   /// outputs by position, within atol + rtol × |reference|: the check of models the reference
   /// executor cannot run. Throws graphsub::Error with onnxruntime's message when a model cannot
-  /// be loaded or run, or when the outputs' shapes differ.
+  /// be loaded or run, or when the outputs' shapes differ. With `reference_level`, the reference
+  /// runs at that graph optimization level instead of the settings' (a model against itself at
+  /// "disabled": how much onnxruntime's own optimizations change its outputs).
   std::vector<OutputComparison> compare_files(const std::string& reference, const std::string& candidate,
                                               const OrtSettings& settings, const cost::DimSizes& sizes,
-                                              int samples, uint32_t seed, double atol, double rtol);
+                                              int samples, uint32_t seed, double atol, double rtol,
+                                              const std::string& reference_level = {});
 
   /// Runs `path` once on the inputs time_files feeds (symbolic dims at `sizes`, inputs from
   /// `seed`) and returns every output's shape, and the elements of the integer outputs of at

@@ -17,7 +17,7 @@ and the worker goes on with the next request.
     -> {"ok": true, "by_op": [{"Conv": [ms, nodes, flops], ...}, ...]}   (one map per model, in order)
 
   {"cmd": "compare", "models": [reference, candidate], "threads": 1, "level": "all", "dims": {},
-   "seed": 0, "samples": 3, "atol": 1e-5, "rtol": 1e-4}
+   "seed": 0, "samples": 3, "atol": 1e-5, "rtol": 1e-4, "reference_level": "disabled" (optional)}
     -> {"ok": true, "outputs": [{"name": ..., "max_abs_error": ..., "max_rel_error": ..., "passed": ...}]}
 
   {"cmd": "observe", "models": [path], "threads": 1, "level": "disabled", "dims": {}, "seed": 0,
@@ -33,7 +33,9 @@ measure_sizes.h).
 kernel for: both models run on the same seeded random inputs of each sample (seed + sample), drawn
 as graphsub's reference check draws them (floats uniform in [-1, 1), integers in [0, 4), booleans
 either), and their outputs are compared by position: an element passes when |got - want| <= atol +
-rtol x |want|, or both are the same infinity, or both NaN.
+rtol x |want|, or both are the same infinity, or both NaN. With "reference_level", the reference
+session is made at that optimization level instead of "level" (a model against itself: how much
+onnxruntime's own graph optimizations change its outputs).
 
 "profile" runs each model in its own session with onnxruntime's profiler on, and adds up the
 kernel time of every node of onnxruntime's optimized graph by operator type (FusedConv,
@@ -345,7 +347,9 @@ def compare_output(name, want, got, request):
 
 
 def compare_models(request):
-    reference, candidate = (session(path, request) for path in request["models"])
+    # "reference_level": the reference at another optimization level (a model against itself).
+    reference = session(request["models"][0], dict(request, level=request.get("reference_level", request["level"])))
+    candidate = session(request["models"][1], request)
     names = [value.name for value in reference.get_outputs()]
     if len(candidate.get_outputs()) != len(names):
         raise RuntimeError("the candidate has a different number of outputs")

@@ -106,6 +106,18 @@ TEST_CASE("a comparison that only has to be decided stops once it is", "[profile
   CHECK(profiler().time_graphs({&small, &large}, {}, limits).front().runs == 12);
 }
 
+TEST_CASE("two models' outputs are compared, the reference at another level if asked", "[profile]") {
+  profile::OrtWorker worker;
+  const std::string cnn = model_path("small_cnn.onnx");
+  for (const std::string& level : {std::string{}, std::string{"disabled"}}) {
+    const std::vector<profile::OutputComparison> outputs =
+        worker.compare_files(cnn, cnn, {}, {{"N", 2}}, 2, 0, 1e-5, 1e-4, level);
+    REQUIRE(outputs.size() == 1);
+    CHECK(outputs[0].passed);
+    CHECK(outputs[0].max_abs_error <= 1e-5);
+  }
+}
+
 TEST_CASE("a model onnxruntime cannot load is an error naming it", "[profile]") {
   profile::OrtWorker worker;
   CHECK_THROWS_WITH(worker.time_files({model_path("cycle.onnx")}, {}, {}, {}),
