@@ -8,7 +8,8 @@ times both in onnxruntime, alternated run by run, at ORT_ENABLE_ALL and the give
 speedup is the median of the run-by-run ratios (bench's `speedup`). The optimize wall time and peak memory (ru_maxrss) are
 measured here; what the optimizer decided comes from its --report. Last, onnxruntime runs both
 models on one seeded input and the row gives the largest difference of their outputs (flagged
-DIFFERENT beyond rtol 1e-3, atol 1e-4).
+DIFFERENT beyond rtol 1e-3, atol 1e-4), next to the largest difference onnxruntime's own graph
+optimizations make to the original's outputs (a quantized model's move by quantization steps).
 
 Models: the PyTorch exports of scripts/torch_models.py (needs torch, torchvision and transformers,
 several GB: not part of CI; exported once into --folder) and any .onnx files given with --onnx.
@@ -31,16 +32,18 @@ import time
 #: reshapes: those models run only at the sizes they were traced with).
 DIMS = {"transformer_encoder": {"batch": 2, "sequence": 16},
         **{name: {"batch": 1, "sequence": 32}
-           for name in ("bert_base", "bert_classifier", "gpt2", "distilbert", "roberta", "t5_encoder")}}
+           for name in ("bert_base", "bert_classifier", "gpt2", "distilbert", "roberta", "t5_encoder",
+                        "bert_base_int8", "bert_classifier_int8")}}
 
 
-def torch_model_names(chosen, extra=False):
-    """The zoo's names (asked of torch_models.py in a child process; its extra set with `extra`),
-    or the chosen ones."""
+def torch_model_names(chosen, extra=False, quantized=False):
+    """The zoo's names (asked of torch_models.py in a child process; its extra set with `extra`,
+    its quantized set with `quantized`), or the chosen ones."""
     if chosen is not None:
         return chosen
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_models.py")
-    return subprocess.run([sys.executable, script, "--list", *(["--extra"] if extra else [])],
+    which = ["--extra"] if extra else ["--quantized"] if quantized else []
+    return subprocess.run([sys.executable, script, "--list", *which],
                           capture_output=True, text=True, check=True).stdout.split()
 
 
@@ -88,13 +91,16 @@ def bench(graphsub, original, optimized, flags, runs):
 
 def outputs_difference(original, optimized, name):
     """Largest |optimized - original| over every output, both run by onnxruntime (optimizations
-    off) on one seeded random input; None when equal within rtol 1e-3, atol 1e-4 is not the case."""
+    off) on one seeded random input, whether they are equal within rtol 1e-3, atol 1e-4, and the
+    largest difference onnxruntime's own optimizations make to the original's outputs (level all
+    against off): a quantized model's outputs move by whole quantization steps either way."""
     import numpy as np
     import onnxruntime as ort
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     a = ort.InferenceSession(original, options, providers=["CPUExecutionProvider"])
     b = ort.InferenceSession(optimized, options, providers=["CPUExecutionProvider"])
+    c = ort.InferenceSession(original, providers=["CPUExecutionProvider"])
     rng = np.random.default_rng(0)
     sizes = DIMS.get(name, {"batch": 1})
     feeds = {}
@@ -102,12 +108,13 @@ def outputs_difference(original, optimized, name):
         shape = [d if isinstance(d, int) else sizes.get(d, 1) for d in value.shape]
         feeds[value.name] = (rng.integers(0, 2 if "mask" in value.name else 1000, shape).astype(np.int64)
                              if "int64" in value.type else rng.standard_normal(shape).astype(np.float32))
-    worst, equal = 0.0, True
-    for x, y in zip(a.run(None, feeds), b.run(None, feeds)):
+    worst, equal, own = 0.0, True, 0.0
+    for x, y, z in zip(a.run(None, feeds), b.run(None, feeds), c.run(None, feeds)):
         if x.size:
             worst = max(worst, float(np.max(np.abs(x.astype(np.float64) - y))))
             equal = equal and bool(np.allclose(y, x, rtol=1e-3, atol=1e-4))
-    return worst, equal
+            own = max(own, float(np.max(np.abs(x.astype(np.float64) - z))))
+    return worst, equal, own
 
 
 def measure(graphsub, name, model, args):
@@ -126,7 +133,7 @@ def measure(graphsub, name, model, args):
         with open(report) as file:
             second = json.load(file)
         timed = bench(graphsub, model, out, flags, args.runs)
-        worst, equal = outputs_difference(model, out, name)
+        worst, equal, own = outputs_difference(model, out, name)
         a, b = timed["models"]
         result = first.get("result", {})
         return {
@@ -151,17 +158,18 @@ def measure(graphsub, name, model, args):
             "guard_speedup": round(result["measured_speedup"], 3) if "measured_speedup" in result else None,
             "ort_max_abs_diff": worst,
             "ort_equal": equal,
+            "ort_own_max_abs_diff": own,
         }
 
 
 def markdown(rows, environment):
     lines = [f"Measured {environment}.", "",
              "| model | written | substitutions | original ms (p90) | optimized ms (p90) | speedup | optimize cold / warm s | "
-             "warm run measured | peak MB | outputs max abs diff |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "warm run measured | peak MB | outputs max abs diff | onnxruntime's own diff |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         if "error" in row:
-            lines.append(f"| {row['model']} | error: {row['error']} | | | | | | | | |")
+            lines.append(f"| {row['model']} | error: {row['error']} | | | | | | | | | |")
             continue
         written = "input (copied)" if row["copied_input"] else row["written"]
         narrowed = f" + {row['narrowing_rewrites']} narrowing" if row.get("narrowing_rewrites") else ""
@@ -169,7 +177,7 @@ def markdown(rows, environment):
                      f"{row['original_ms']} ({row['original_p90_ms']}) | {row['optimized_ms']} ({row['optimized_p90_ms']}) | "
                      f"{row['speedup']:.3f}x | {row['optimize_cold_s']} / {row['optimize_warm_s']} | "
                      f"{row['warm_measured']} | {row['peak_mb']} | {row['ort_max_abs_diff']:.2g}"
-                     f"{'' if row['ort_equal'] else ' DIFFERENT'} |")
+                     f"{'' if row['ort_equal'] else ' DIFFERENT'} | {row['ort_own_max_abs_diff']:.2g} |")
     speedups = [row["speedup"] for row in rows if "speedup" in row]
     if speedups:
         geomean = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
@@ -186,6 +194,8 @@ def main():
                         help="names from scripts/torch_models.py (default: all; none with an empty list)")
     parser.add_argument("--extra", action="store_true",
                         help="torch_models.py's extra architectures (GPT-2, Swin, segmentation, ...) instead")
+    parser.add_argument("--quantized", action="store_true",
+                        help="torch_models.py's int8 forms of zoo models (dynamic BERT, QDQ ResNet-50, ...) instead")
     parser.add_argument("--onnx", nargs="*", default=[], help="further ONNX files")
     parser.add_argument("--exporter", choices=["torchscript", "dynamo"], default="torchscript",
                         help="which of torch's ONNX exporters writes the models (torch_models.py)")
@@ -195,7 +205,7 @@ def main():
     parser.add_argument("--markdown", default="bench_speed.md")
     args = parser.parse_args()
     graphsub = shutil.which(args.graphsub) or os.path.abspath(args.graphsub)
-    models = [(name, export(name, args.folder, args.exporter)) for name in torch_model_names(args.models, args.extra)]
+    models = [(name, export(name, args.folder, args.exporter)) for name in torch_model_names(args.models, args.extra, args.quantized)]
     models += [(os.path.splitext(os.path.basename(path))[0], path) for path in args.onnx]
     rows = []
     for name, path in models:

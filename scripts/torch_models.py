@@ -15,12 +15,15 @@ command line it exports the models and prints name, path, ONNX node count and si
 
   python3 scripts/torch_models.py --folder DIR [--opset 17] [--exporter dynamo] [--models NAME ...]
   python3 scripts/torch_models.py --folder DIR --extra
-  python3 scripts/torch_models.py --list [--extra]
+  python3 scripts/torch_models.py --folder DIR --quantized
+  python3 scripts/torch_models.py --list [--extra | --quantized]
 
 `EXTRA_MODELS` (`--extra`) are more architectures for robustness checks, not in the speed
 benchmark: GPT-2, DistilBERT, RoBERTa, T5's and Whisper's encoders (transformers' default
 configs), Swin-T, MaxViT-T, RegNet-Y, MnasNet, VGG-11, AlexNet, EfficientNet-V2-S, Wide
-ResNet-50 and three torchvision segmentation models (their "out" map).
+ResNet-50, three torchvision segmentation models (their "out" map) and two torchvision detectors
+(boxes, scores, labels). `QUANTIZED_MODELS` (`--quantized`) are int8 forms of zoo models made by
+onnxruntime's quantization tools (dynamic for the transformers, static QDQ for the CNNs).
 
 Needs torch, torchvision and (for BERT) transformers: not part of CI, because those packages are
 several GB.
@@ -284,7 +287,20 @@ EXTRA_MODELS = {
                                                              box_score_thresh=0.0),
 }
 
-ALL_MODELS = {**MODELS, **EXTRA_MODELS}
+# Integer-quantized forms of zoo models, as they are deployed on CPUs: onnxruntime's
+# quantize_dynamic (int8 weights, activations quantized at run time: DynamicQuantizeLinear and
+# MatMulInteger) for the transformers, quantize_static in the QDQ format (QuantizeLinear and
+# DequantizeLinear around each convolution, calibrated on four random images) for the CNNs.
+# Name -> (the float model, "dynamic" or "qdq").
+QUANTIZED_MODELS = {
+    "bert_base_int8": ("bert_base", "dynamic"),
+    "bert_classifier_int8": ("bert_classifier", "dynamic"),
+    "vit_b_16_int8": ("vit_b_16", "dynamic"),
+    "resnet50_int8_qdq": ("resnet50", "qdq"),
+    "mobilenet_v2_int8_qdq": ("mobilenet_v2", "qdq"),
+}
+
+ALL_MODELS = {**MODELS, **EXTRA_MODELS, **{name: None for name in QUANTIZED_MODELS}}
 
 
 def vary_constant_weights(model):
@@ -318,6 +334,8 @@ def export(name, opset=17, folder=".", exporter="torchscript"):
     dynamo export, whose shapes are static)."""
     import torch
     path = export_path(name, opset, folder, exporter)
+    if name in QUANTIZED_MODELS:
+        return export_quantized(name, opset, folder, exporter)
     model, args, input_names, dynamic_axes, dims = ALL_MODELS[name]()
     vary_constant_weights(model)
     if exporter == "dynamo":
@@ -336,6 +354,42 @@ def export(name, opset=17, folder=".", exporter="torchscript"):
     return path, dims
 
 
+def export_quantized(name, opset, folder, exporter):
+    """Exports the float model (once), quantizes it with onnxruntime's tools, and returns the
+    quantized model's path and the float model's sizes."""
+    import numpy as np
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic,
+                                          quantize_static)
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+    base, mode = QUANTIZED_MODELS[name]
+    source, dims = export(base, opset, folder, exporter)
+    path = export_path(name, opset, folder, exporter)
+    if os.path.exists(path):
+        return path, dims
+    if mode == "dynamic":
+        quantize_dynamic(source, path, weight_type=QuantType.QInt8)
+        return path, dims
+
+    class RandomImages(CalibrationDataReader):
+        """Four seeded random images: calibration ranges, not accuracy, are what a benchmark needs."""
+        def __init__(self):
+            rng = np.random.default_rng(0)
+            self.images = iter([{"input": rng.standard_normal((1, 3, 224, 224)).astype(np.float32)}
+                                for _ in range(4)])
+
+        def get_next(self):
+            return next(self.images, None)
+
+    prepared = path + ".prepared.onnx"
+    quant_pre_process(source, prepared)
+    try:
+        quantize_static(prepared, path, RandomImages(), quant_format=QuantFormat.QDQ,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    finally:
+        os.remove(prepared)
+    return path, dims
+
+
 def describe(path):
     """Number of ONNX nodes (main graph) and file size in MB."""
     import onnx
@@ -351,15 +405,17 @@ def main():
     parser.add_argument("--models", nargs="+", default=None, choices=list(ALL_MODELS), metavar="NAME",
                         help="default: the benchmark's models (MODELS)")
     parser.add_argument("--extra", action="store_true", help="the extra architectures (EXTRA_MODELS) instead")
+    parser.add_argument("--quantized", action="store_true", help="the quantized models (QUANTIZED_MODELS) instead")
     parser.add_argument("--list", action="store_true", help="print the model names and exit")
     args = parser.parse_args()
+    chosen = QUANTIZED_MODELS if args.quantized else EXTRA_MODELS if args.extra else MODELS
     if args.list:
-        print("\n".join(EXTRA_MODELS if args.extra else MODELS))
+        print("\n".join(chosen))
         return 0
     if not args.folder:
         parser.error("--folder is required (or --list)")
     os.makedirs(args.folder, exist_ok=True)
-    for name in args.models or list(EXTRA_MODELS if args.extra else MODELS):
+    for name in args.models or list(chosen):
         try:
             path, _ = export(name, args.opset, args.folder, args.exporter)
         except Exception as error:  # PyTorch cannot export this model at this opset
