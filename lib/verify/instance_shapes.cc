@@ -155,7 +155,7 @@ Dims operand_beside(const NodeDraw& draw, std::size_t input, std::size_t other) 
   return draw_dims(draw, std::max<int64_t>(rank_for(draw, input), static_cast<int64_t>(others.size())));
 }
 
-/// Add, Sub, Mul, Div: one operand drawn, the other broadcasting to it (or one-element).
+/// Add, Sub, Mul, Div, Sum of two: one operand drawn, the other broadcasting to it (or one-element).
 std::string propose_binary(NodeDraw& draw) {
   if (is_free(draw, 0) && is_free(draw, 1)) {
     const bool second_first = draw.inputs[0].size_one || (!draw.inputs[1].size_one && chance(draw, 0.5));
@@ -668,6 +668,7 @@ const std::vector<OpDraw>& op_draws() {
       {ir::OpKind::kSub, 2, 2, propose_binary, same_rank},
       {ir::OpKind::kMul, 2, 2, propose_binary, same_rank},
       {ir::OpKind::kDiv, 2, 2, propose_binary, same_rank},
+      {ir::OpKind::kSum, 2, 2, propose_binary, same_rank},
       {ir::OpKind::kRelu, 1, 1, propose_unary, same_rank},
       {ir::OpKind::kSigmoid, 1, 1, propose_unary, same_rank},
       {ir::OpKind::kTanh, 1, 1, propose_unary, same_rank},
