@@ -370,10 +370,6 @@ class Run {
         together.push_back(&without_value_info_);
       }
       if (const std::optional<ir::Graph>& forms = input_layout_formed()) together.push_back(&*forms);
-      // The result with the forms too: a rewrite of the search can let the runtime fuse what the
-      // forms keep apart (resolved shapes let onnxruntime fuse BERT's SkipLayerNormalization).
-      result_forms_ = layout_formed(result.best, &result_forms_applied_);
-      if (result_forms_) together.push_back(&*result_forms_);
       if (const std::optional<ir::Graph>& lowered = input_einsums_lowered()) together.push_back(&*lowered);
       if (together.size() > 1) measurer.compare_all(original_, together, request_.guard.deciding(request_.guard.whole), request_.input);
       verdict = guard(original_, result.best, measurer, request_.guard, {}, request_.input);
@@ -394,12 +390,6 @@ class Run {
       lowered_json = take_if_faster(*lowered, "the input with its Einsums as MatMul", measurer, verdict, best);
       lowered_json["einsums"] = einsums_lowered_;
     }
-    Json result_forms_json;
-    if (result_forms_) {
-      result_forms_json =
-          take_if_faster(*result_forms_, "the optimized graph with the layout forms", measurer, verdict, best);
-      result_forms_json["applied"] = result_forms_applied_;
-    }
     timer_.stop("guard");
     logger("cli")->info("{}", verdict.reason);
     outcome_.report["search"] = search_json(optimized_, request_, rules, true, unverified_);
@@ -416,13 +406,9 @@ class Run {
     }
     if (!bare_json.is_null()) written["without_value_info"] = bare_json;
     if (!lowered_json.is_null()) written["input_with_einsums_as_matmul"] = lowered_json;
-    if (!result_forms_json.is_null()) written["optimized_with_layout_forms"] = result_forms_json;
     if (verdict.keep_candidate && is_input_lowered(best)) written["written"] = "input with Einsums as MatMul";
     outcome_.summary = summary(verdict, result.steps.size());
     if (best == &without_value_info_ && verdict.keep_candidate) outcome_.summary += " (written without value_info)";
-    if (result_forms_ && best == &*result_forms_ && verdict.keep_candidate) {
-      outcome_.summary += fmt::format(" (with {} layout forms)", result_forms_applied_);
-    }
     if (verdict.keep_candidate && is_input_lowered(best)) {
       outcome_.summary += fmt::format(" (written as the input with its {} Einsums as MatMul: that measured faster than "
                                       "the optimized graph)", einsums_lowered_);
@@ -698,8 +684,6 @@ class Run {
   search::OptimizeResult optimized_;
   ir::Graph without_value_info_;  ///< The search result to be exported without value_info (written when that measured faster).
   ir::Graph layout_formed_;  ///< The written graph when the layout forms were kept.
-  std::optional<ir::Graph> result_forms_;  ///< The search's result with the layout forms, if any match.
-  int result_forms_applied_ = 0;
   std::optional<ir::Graph> input_forms_;  ///< The input with the layout forms, once made.
   bool input_forms_made_ = false;
   int input_forms_applied_ = 0;
