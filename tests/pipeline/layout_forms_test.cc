@@ -49,7 +49,7 @@ ir::Graph residual_norms(bool shared) {
   const ir::ValueId g = graph.add_weight("g", ir::share(testing::random_tensor({8}, 1, 0.5f, 1.5f)));
   const ir::ValueId b = graph.add_weight("b", ir::share(testing::random_tensor({8}, 2)));
   ir::Attributes norm;
-  norm.set("axis", int64_t{-1});
+  norm.set("axis", int64_t{2});
   norm.set("epsilon", 1e-5f);
   ir::ValueId sum = ir::kNoValue;
   for (int block = 0; block < 2; ++block) {
