@@ -456,11 +456,7 @@ class Run {
     logger("cli")->info("layout forms ({} applied): {}", applied, verdict.reason);
     if (!verdict.keep_candidate) return chosen;
     layout_formed_ = std::move(*formed);
-    std::string times;
-    if (verdict.before && verdict.after) {
-      times = fmt::format("{:.4g} ms -> {:.4g} ms, ", verdict.before->median_ms, verdict.after->median_ms);
-    }
-    const std::string measured = times + describe_speedup(*verdict.comparison);
+    const std::string measured = measured_text(verdict);
     if (&chosen == &original_) {  // what was measured against the input is the forms' check
       written["written"] = "input with layout forms";
       written["reason"] = "layout forms: " + verdict.reason;
@@ -552,14 +548,19 @@ class Run {
     return text;
   }
 
+  /// "56.9 ms -> 18.07 ms, 3.03x faster (median of 60 alternated runs)" for a kept verdict.
+  static std::string measured_text(const GuardVerdict& verdict) {
+    std::string times;
+    if (verdict.before && verdict.after) {
+      times = fmt::format("{:.4g} ms -> {:.4g} ms, ", verdict.before->median_ms, verdict.after->median_ms);
+    }
+    return times + describe_speedup(*verdict.comparison);
+  }
+
   std::string summary(const GuardVerdict& verdict, std::size_t steps) const {
     const std::string where = " in " + target_.spec.name;
     if (verdict.keep_candidate) {
-      std::string text = request_.output + ": " + changes(steps) + "; measured" + where + ": ";
-      if (verdict.before && verdict.after) {
-        text += format("%.4g ms -> %.4g ms, ", verdict.before->median_ms, verdict.after->median_ms);
-      }
-      return text + describe_speedup(*verdict.comparison);
+      return request_.output + ": " + changes(steps) + "; measured" + where + ": " + measured_text(verdict);
     }
     return request_.output + ": the input, unchanged; " + verdict.reason;
   }
