@@ -20,10 +20,12 @@ std::string format_percent(double fraction) {
   return text;
 }
 
-/// False when the comparison recorded both graphs' median times and the candidate's is not the
-/// lower (true for a comparison cached without them).
-bool medians_agree(const cost::Comparison& comparison) {
-  return !comparison.has_times() || comparison.candidate_ms < comparison.original_ms;
+/// False when the comparison recorded both graphs' median times and the candidate's is not below
+/// (1 - min_gain) times the original's (true for a comparison cached without them).
+bool medians_agree(const cost::Comparison& comparison, double min_gain) {
+  if (!comparison.has_times()) return true;
+  return min_gain > 0 ? comparison.candidate_ms <= (1 - min_gain) * comparison.original_ms
+                      : comparison.candidate_ms < comparison.original_ms;
 }
 
 }  // namespace
@@ -52,7 +54,7 @@ std::string describe_speedup(const cost::Comparison& comparison) {
 }
 
 bool clearly_faster(const cost::Comparison& comparison, double min_gain) {
-  return medians_agree(comparison) && comparison.median_ratio <= 1 - std::max(min_gain, noise_gain(comparison));
+  return medians_agree(comparison, min_gain) && comparison.median_ratio <= 1 - std::max(min_gain, noise_gain(comparison));
 }
 
 GuardVerdict guard(const ir::Graph& input, const ir::Graph& candidate, Measurer& measurer,
@@ -88,8 +90,8 @@ GuardVerdict guard(const ir::Graph& input, const ir::Graph& candidate, Measurer&
     numbers += ": " + format_ms(verdict.after->median_ms) + " against " + format_ms(verdict.before->median_ms);
   }
   numbers += "), and a gain had to reach " + format_percent(needed);
-  if (!medians_agree(measured)) {
-    numbers += " with the lower median time of the two";
+  if (!medians_agree(measured, options.min_gain)) {
+    numbers += " in the ratio of the medians too";
   }
   verdict.keep_candidate = clearly_faster(measured, options.min_gain);
   verdict.reason = verdict.keep_candidate

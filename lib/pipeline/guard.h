@@ -55,12 +55,13 @@ double claimed_speedup(const cost::Comparison& comparison);
 std::string describe_speedup(const cost::Comparison& comparison);
 
 /// True when the candidate's median ratio to the original is at most 1 - max(min_gain,
-/// noise_gain), and, where the comparison recorded both graphs' median times, the candidate's is
-/// also the lower: on a noisy machine the median of the run-by-run ratios can say 0.947 while the
-/// medians of the same 48 runs say 341 ms against 325 (ViT-B/16, 2026-11-29), and a graph whose
-/// own runs measured slower is no gain to write. Uses only what the cost cache keeps of a
-/// comparison, so that a decision taken from cached numbers is the decision taken when they were
-/// measured.
+/// noise_gain), and, where the comparison recorded both graphs' median times, the ratio of those
+/// is at most 1 - min_gain too: on a noisy machine the median of the run-by-run ratios can say
+/// 0.947 while the medians of the same 48 runs say 341 ms against 325 (ViT-B/16, 2026-11-29), and
+/// a graph whose own runs measured slower, or faster by less than the minimum gain, is no gain to
+/// write; the speedup claimed for a kept graph (claimed_speedup, the lesser of the two) is then
+/// always at least 1 / (1 - min_gain). Uses only what the cost cache keeps of a comparison, so
+/// that a decision taken from cached numbers is the decision taken when they were measured.
 bool clearly_faster(const cost::Comparison& comparison, double min_gain);
 
 /// The whole-graph check of an optimized graph against its input.
