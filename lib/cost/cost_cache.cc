@@ -92,6 +92,27 @@ Comparison comparison_from(const Json& item) {
   return comparison;
 }
 
+std::vector<int64_t> integers_member(const Json& object, const char* key) {
+  std::vector<int64_t> values;
+  for (const Json& value : member(object, key, &Json::is_array, "an array")) {
+    if (!value.is_number_integer()) throw Error(std::string("field '") + key + "' holds a non-integer");
+    values.push_back(value.get<int64_t>());
+  }
+  return values;
+}
+
+Observation observation_from(const Json& item) {
+  if (!item.is_object()) throw Error("an observation is not an object");
+  Observation observation{string_member(item, "signature"), string_member(item, "backend"), {}};
+  for (const auto& [name, value] : member(item, "values", &Json::is_object, "an object").items()) {
+    if (!value.is_object()) throw Error("observed value '" + name + "' is not an object");
+    ObservedValue& observed = observation.values[name];
+    observed.shape = integers_member(value, "shape");
+    if (value.contains("integers")) observed.integers = integers_member(value, "integers");
+  }
+  return observation;
+}
+
 void check_schema(const Json& root) {
   if (!root.is_object()) throw Error("not a JSON object");
   const Json& version = member(root, "schema_version", &Json::is_number_integer, "an integer");
@@ -111,13 +132,23 @@ CostCache cache_from(const Json& root) {
     }
     cache.insert(std::move(entry));
   }
-  if (!root.contains("comparisons")) return cache;
-  for (const Json& item : member(root, "comparisons", &Json::is_array, "an array")) {
-    Comparison comparison = comparison_from(item);
-    if (cache.find_comparison(comparison.original, comparison.candidate, comparison.backend)) {
-      throw Error("duplicate comparison of '" + comparison.candidate + "' with '" + comparison.original + "'");
+  if (root.contains("comparisons")) {
+    for (const Json& item : member(root, "comparisons", &Json::is_array, "an array")) {
+      Comparison comparison = comparison_from(item);
+      if (cache.find_comparison(comparison.original, comparison.candidate, comparison.backend)) {
+        throw Error("duplicate comparison of '" + comparison.candidate + "' with '" + comparison.original + "'");
+      }
+      cache.insert(std::move(comparison));
     }
-    cache.insert(std::move(comparison));
+  }
+  if (root.contains("observations")) {  // since 2026-11-29; older caches have none
+    for (const Json& item : member(root, "observations", &Json::is_array, "an array")) {
+      Observation observation = observation_from(item);
+      if (cache.find_observation(observation.signature)) {
+        throw Error("duplicate observation '" + observation.signature + "'");
+      }
+      cache.insert(std::move(observation));
+    }
   }
   return cache;
 }
@@ -165,6 +196,16 @@ OrderedJson comparison_json(const Comparison& comparison) {
   return item;
 }
 
+OrderedJson observation_json(const Observation& observation) {
+  OrderedJson values = OrderedJson::object();
+  for (const auto& [name, value] : observation.values) {
+    OrderedJson item{{"shape", value.shape}};
+    if (value.integers) item["integers"] = *value.integers;
+    values[name] = std::move(item);
+  }
+  return OrderedJson{{"signature", observation.signature}, {"backend", observation.backend}, {"values", values}};
+}
+
 OrderedJson to_json(const CostCache& cache) {
   const CacheHeader& header = cache.header();
   OrderedJson root;
@@ -178,6 +219,12 @@ OrderedJson to_json(const CostCache& cache) {
   for (const CacheEntry& entry : cache.entries()) root["entries"].push_back(entry_json(entry));
   root["comparisons"] = OrderedJson::array();
   for (const Comparison& comparison : cache.comparisons()) root["comparisons"].push_back(comparison_json(comparison));
+  if (const std::vector<Observation> observations = cache.observations(); !observations.empty()) {
+    root["observations"] = OrderedJson::array();
+    for (const Observation& observation : observations) {
+      root["observations"].push_back(observation_json(observation));
+    }
+  }
   return root;
 }
 
@@ -275,6 +322,24 @@ const CacheEntry* CostCache::find(const std::string& signature, const std::strin
 void CostCache::merge(const CostCache& other) {
   for (const auto& item : other.entries_) entries_.insert(item);
   for (const auto& item : other.comparisons_) comparisons_.insert(item);
+  for (const auto& item : other.observations_) observations_.insert(item);
+}
+
+const Observation* CostCache::find_observation(const std::string& signature) const {
+  const auto it = observations_.find(signature);
+  return it == observations_.end() ? nullptr : &it->second;
+}
+
+void CostCache::insert(Observation observation) {
+  std::string key = observation.signature;
+  observations_.insert_or_assign(std::move(key), std::move(observation));
+}
+
+std::vector<Observation> CostCache::observations() const {
+  std::vector<Observation> out;
+  out.reserve(observations_.size());
+  for (const auto& item : observations_) out.push_back(item.second);
+  return out;
 }
 
 const Comparison* CostCache::find_comparison(const std::string& original, const std::string& candidate,

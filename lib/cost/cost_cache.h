@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -86,6 +87,29 @@ struct Comparison {
   }
 };
 
+/// A value as one run of a whole graph computed it: its sizes and, for an integer tensor of at
+/// most profile::kObservedElements elements (a shape, a Reshape target), its elements.
+struct ObservedValue {
+  std::vector<int64_t> shape;
+  std::optional<std::vector<int64_t>> integers;
+  bool operator==(const ObservedValue& other) const { return shape == other.shape && integers == other.integers; }
+};
+/// Observed values by name.
+using Observed = std::map<std::string, ObservedValue>;
+
+/// One run of a measuring instance (pipeline::measuring_instance): the values asked for, as the
+/// target computed them. Kept so that a warm run, or a run with the cache pinned on a machine
+/// without the target's runtime, sizes the graph's parts as the run that measured them did.
+struct Observation {
+  /// graph_signature of the instance, then `;observing=<hash of the values' names>`.
+  std::string signature;
+  std::string backend;  ///< What ran it: the target's backend, or "reference" (graphsub's executor).
+  Observed values;
+  bool operator==(const Observation& other) const {
+    return signature == other.signature && backend == other.backend && values == other.values;
+  }
+};
+
 /// The measured costs of one target, kept sorted by (signature, backend) so that writing is
 /// deterministic. The file format (JSON, schema_version 1) is in lib/cost/README.md. Lookups may
 /// run concurrently; insert may not run concurrently with anything else.
@@ -110,7 +134,8 @@ class CostCache {
   const CacheEntry* find(const std::string& signature, const std::string& backend) const;
   /// Adds an entry, replacing the one with the same signature and backend.
   void insert(CacheEntry entry);
-  /// Adds the entries and comparisons of `other` that this cache lacks (this cache's own win).
+  /// Adds the entries, comparisons and observations of `other` that this cache lacks (this
+  /// cache's own win).
   void merge(const CostCache& other);
   /// The comparison of `candidate` against `original` on a backend, or nullptr.
   const Comparison* find_comparison(const std::string& original, const std::string& candidate,
@@ -119,15 +144,23 @@ class CostCache {
   void insert(Comparison comparison);
   /// Every comparison, sorted by original, candidate, backend.
   std::vector<Comparison> comparisons() const;
+
+  /// The observation of a measuring instance by its signature (whatever ran it), or nullptr.
+  const Observation* find_observation(const std::string& signature) const;
+  /// Adds an observation, replacing the one of the same signature.
+  void insert(Observation observation);
+  /// Every observation, sorted by signature.
+  std::vector<Observation> observations() const;
   /// Every entry, sorted by signature then backend.
   std::vector<CacheEntry> entries() const;
-  /// Entries and comparisons.
-  std::size_t size() const { return entries_.size() + comparisons_.size(); }
+  /// Entries, comparisons and observations.
+  std::size_t size() const { return entries_.size() + comparisons_.size() + observations_.size(); }
 
  private:
   CacheHeader header_;
   std::map<std::pair<std::string, std::string>, CacheEntry> entries_;
   std::map<std::tuple<std::string, std::string, std::string>, Comparison> comparisons_;
+  std::map<std::string, Observation> observations_;
 };
 
 /// The canonical text of what determines a node's run time, the key of the cache:

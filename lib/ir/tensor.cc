@@ -90,10 +90,12 @@ std::vector<int64_t> Tensor::to_int64s() const {
 }
 
 uint64_t Tensor::content_hash() const {
+  if (const uint64_t known = hash_.get(); known != 0) return known;
   uint64_t hash = hash_combine(kHashSeed, static_cast<uint64_t>(dtype_));
   for (int64_t dim : dims_) hash = hash_combine(hash, static_cast<uint64_t>(dim));
   hash = hash_bytes(hash, bytes_.data(), bytes_.size());
   for (const std::string& text : strings_) hash = hash_string(hash, text);
+  hash_.set(hash);
   return hash;
 }
 

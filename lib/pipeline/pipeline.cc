@@ -178,6 +178,7 @@ Json measurement_json(const Measurer& measurer, const MeasuredSearchStats& searc
           {"comparisons_unmeasured", stats.comparisons_unmeasured},
           {"node_lookups", {{"hits", model.hits()}, {"misses", model.misses()}}},
           {"instance", instance_json(measurer.instance_run())},
+          {"instance_runs_read_from_cache", stats.observations_cached},
           {"seconds", stats.seconds}};
 }
 

@@ -15,14 +15,10 @@
 
 namespace graphsub::profile {
 
-/// A value as one run of a whole graph computed it: its sizes and, for an integer tensor of at
-/// most kObservedElements elements (a shape, a Reshape target), its elements.
-struct ObservedValue {
-  std::vector<int64_t> shape;
-  std::optional<std::vector<int64_t>> integers;
-};
+/// A value as one run of a whole graph computed it (cost::ObservedValue, kept in the cost cache).
+using ObservedValue = cost::ObservedValue;
 /// Observed values by name.
-using Observed = std::map<std::string, ObservedValue>;
+using Observed = cost::Observed;
 /// The most elements of an integer value whose elements an observation returns.
 constexpr int64_t kObservedElements = 64;
 

@@ -41,6 +41,10 @@ CostCache sample_cache(bool reversed) {
   timed.candidate_ms = 341.3;
   timed.candidate_spread_ms = 67.8;
   cache.insert(timed);
+  cost::Observation observation{"Graph(5);observing=ab", "onnxruntime-cpu", {}};
+  observation.values["target"] = {{2}, std::vector<int64_t>{5, 7}};
+  observation.values["y"] = {{5, 7}, std::nullopt};
+  cache.insert(observation);
   return cache;
 }
 
@@ -67,6 +71,11 @@ TEST_CASE("a cost cache reads back what was written", "[cost]") {
   REQUIRE(read.find("Conv(x;float32[1])", "cudnn")->algorithm == "WINOGRAD_NONFUSED");
   REQUIRE(read.find("Relu(;float32[1,64,56,56])", "cudnn")->algorithm.empty());
   REQUIRE(read.find("Conv(x;float32[1])", "cpu") == nullptr);
+  // A run of a measuring instance, whatever ran it.
+  REQUIRE(read.observations() == written.observations());
+  REQUIRE(read.find_observation("Graph(5);observing=ab")->values.at("target").integers ==
+          std::vector<int64_t>{5, 7});
+  REQUIRE_FALSE(read.find_observation("Graph(5);observing=ab")->values.at("y").integers);
 }
 
 TEST_CASE("a cost cache file is deterministic and sorted by signature", "[cost]") {

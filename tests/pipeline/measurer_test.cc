@@ -10,6 +10,7 @@
 #include "../cost/cost_testing.h"
 #include "pipeline/measurer.h"
 #include "pipeline_testing.h"
+#include "rewrite/shape_testing.h"
 
 namespace graphsub {
 namespace {
@@ -242,6 +243,55 @@ TEST_CASE("without a profiler, a measurer only reads its cache", "[pipeline]") {
   CHECK_FALSE(measurer.compare(other, graph, {}).has_value());
   CHECK(measurer.stats().comparisons_unmeasured == 1);
   CHECK(measurer.measure({{"Relu(;float32[1])", other, 0}}) == 0);
+}
+
+TEST_CASE("a run of the measuring instance is cached, and a pinned cache sizes parts as that run did", "[pipeline]") {
+  // data_shaped_expand's y depends on data: the reference executor would size it [5, 4]; the
+  // "target" here says [6, 4], so a first dim of 6 can only come from its run, cached.
+  const std::string path = (testing::scratch_dir("measurer_instance") / "cache.json").string();
+  std::filesystem::remove(path);
+  ir::Graph graph;
+  const testing::shapes::DataShaped values = testing::shapes::data_shaped_expand(graph);
+  const auto observe_with = [](Measurer& measurer) {
+    return [&measurer](const ir::Graph& instance, const std::vector<ir::ValueId>& wanted,
+                       const cost::DimSizes& sizes) { return measurer.observe(instance, wanted, sizes); };
+  };
+  const auto first_dim = [](const ir::Graph& sized, ir::ValueId y, const pipeline::MeasuringInstance& instance) {
+    const ir::Dim& dim = sized.value(y).type.shape.dims.at(0);
+    return dim.is_known() ? dim.value : instance.sizes.at(dim.symbol);
+  };
+  {
+    TableProfiler* table = nullptr;
+    auto measurer = table_measurer(path, table);
+    table->observation = [](const ir::Graph& instance, const std::vector<ir::ValueId>& wanted) {
+      profile::Observed observed;
+      for (ir::ValueId id : wanted) {
+        const std::string& name = instance.value(id).name;
+        observed[name].shape = name == "target" ? std::vector<int64_t>{2} : std::vector<int64_t>{6, 4};
+        if (name == "target") observed[name].integers = std::vector<int64_t>{6, 4};
+      }
+      return observed;
+    };
+    ir::Graph sized = graph;
+    const pipeline::MeasuringInstance instance = pipeline::measuring_instance(sized, {{"N", 5}}, observe_with(*measurer));
+    CHECK(table->observe_calls == 1);
+    CHECK(first_dim(sized, values.y, instance) == 6);
+    ir::Graph again = graph;
+    pipeline::measuring_instance(again, {{"N", 5}}, observe_with(*measurer));
+    CHECK(table->observe_calls == 1);  // the second time from the cache
+    CHECK(measurer->stats().observations_cached == 1);
+    measurer->save();
+  }
+  const cost::CostCache saved = cost::CostCache::read(path);
+  REQUIRE(saved.observations().size() == 1);
+  CHECK(saved.observations()[0].backend == "onnxruntime-cpu");
+  Measurer pinned(saved, "", nullptr, {});  // no profiler: the reference executor would say [5, 4]
+  ir::Graph sized = graph;
+  const pipeline::MeasuringInstance instance = pipeline::measuring_instance(sized, {{"N", 5}}, observe_with(pinned));
+  CHECK(pinned.stats().observations_cached == 1);
+  CHECK(first_dim(sized, values.y, instance) == 6);
+  REQUIRE(instance.integers.count("target") == 1);
+  CHECK(instance.integers.at("target")->to_int64s() == std::vector<int64_t>{6, 4});
 }
 
 }  // namespace

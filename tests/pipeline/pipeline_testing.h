@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,10 @@ class TableProfiler : public profile::Profiler {
   int graph_calls = 0;   ///< Graphs timed.
   int graph_requests = 0;  ///< Calls of time_graphs (each times its graphs together).
   int node_calls = 0;
+  /// What a run of a measuring instance computes, if set (else the profiler does not run
+  /// instances, and the measurer falls back to the reference executor).
+  std::function<profile::Observed(const ir::Graph&, const std::vector<ir::ValueId>&)> observation;
+  int observe_calls = 0;
 
   const cost::CacheHeader& header() const override { return header_; }
   int64_t measurements() const override { return graph_calls + node_calls; }
@@ -46,6 +51,13 @@ class TableProfiler : public profile::Profiler {
       timings.push_back(profile::summarize(graph_samples ? graph_samples(*graph, ms) : std::vector<double>{ms, ms, ms}));
     }
     return timings;
+  }
+
+  std::optional<profile::Observed> observe(const ir::Graph& graph, const std::vector<ir::ValueId>& values,
+                                          const cost::DimSizes&) override {
+    if (!observation) return std::nullopt;
+    ++observe_calls;
+    return observation(graph, values);
   }
 
   cost::CacheEntry measure_node(const cost::Miss& miss, const cost::DimSizes&) override {
