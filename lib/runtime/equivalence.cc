@@ -70,7 +70,8 @@ void compare(const ir::Tensor& want, const ir::Tensor& got, const CheckOptions& 
     if (std::isnan(w) && std::isnan(g)) continue;
     const double abs_error = std::isnan(w) || std::isnan(g) ? INFINITY : std::fabs(g - w);
     result.max_abs_error = std::max(result.max_abs_error, abs_error);
-    result.max_rel_error = std::max(result.max_rel_error, abs_error / std::max(std::fabs(w), 1e-12));
+    // Relative to a nonzero reference only: against 0 every difference is infinitely relative.
+    if (w != 0) result.max_rel_error = std::max(result.max_rel_error, abs_error / std::fabs(w));
     if (abs_error > options.atol + options.rtol * std::fabs(w)) result.passed = false;
   }
 }

@@ -27,7 +27,7 @@ struct CheckOptions {
 struct OutputCheck {
   std::string name;
   double max_abs_error = 0;
-  double max_rel_error = 0;  ///< Max of |got - want| / max(|want|, tiny) over elements.
+  double max_rel_error = 0;  ///< Max of |got - want| / |want| over elements whose reference is not 0.
   bool passed = true;
 };
 

@@ -63,6 +63,18 @@ TEST_CASE("equal graphs pass the check, different ones fail it", "[runtime]") {
   CHECK(other.outputs.at(0).name == "y");
 }
 
+TEST_CASE("the relative error counts only elements whose reference is not zero", "[runtime]") {
+  // Relu(x - 100) is 0 everywhere: the candidate differs there by |x + 0.25|, which is no finite
+  // fraction of 0 (it was reported as 1e12 times the difference).
+  runtime::CheckOptions options;
+  options.dims["N"] = 3;
+  const runtime::CheckReport report =
+      runtime::check_equivalent(unary_of_sum(ir::OpKind::kRelu, -100), unary_of_sum(ir::OpKind::kRelu, 0.25f), options);
+  CHECK_FALSE(report.passed());
+  CHECK(report.outputs.at(0).max_abs_error > 0);
+  CHECK(report.outputs.at(0).max_rel_error == 0);
+}
+
 TEST_CASE("a reference run once checks several candidates as check_equivalent does", "[runtime]") {
   runtime::CheckOptions options;
   options.dims["N"] = 3;
