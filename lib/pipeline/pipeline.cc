@@ -455,7 +455,14 @@ class Run {
     if (verdict.comparison) forms["measured_speedup"] = claimed_speedup(*verdict.comparison);
     written["layout_forms"] = forms;
     logger("cli")->info("layout forms ({} applied): {}", applied, verdict.reason);
-    if (!verdict.keep_candidate) return chosen;
+    if (!verdict.keep_candidate) {
+      const std::string forms = fmt::format("{} layout form{}", applied, applied == 1 ? "" : "s");
+      outcome_.summary += verdict.comparison
+                              ? fmt::format("; {} not kept (measured at {:.1f} % of the time without them)", forms,
+                                            100 * verdict.comparison->median_ratio)
+                              : fmt::format("; {} not kept (not measured)", forms);
+      return chosen;
+    }
     layout_formed_ = std::move(*formed);
     const std::string measured = measured_text(verdict);
     if (&chosen == &original_) {  // what was measured against the input is the forms' check

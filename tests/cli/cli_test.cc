@@ -246,6 +246,8 @@ TEST_CASE("the measured target tries its layout forms on what it writes, and mea
   CHECK(json["check"]["passed"] == true);
   const bool kept = forms["kept"];
   CHECK((read_file(out).find("Resize") != std::string::npos) == kept);
+  // The summary line says what became of them either way.
+  CHECK(run.out.find(kept ? "layout forms" : "1 layout form not kept (measured at") != std::string::npos);
   // An estimate target has no layout forms.
   REQUIRE(graphsub("-q optimize " + model("squeeze_excitation.onnx") + " -o " + out.string() +
                    " --target cpu --report " + report.string()).status == 0);
