@@ -248,6 +248,15 @@ void write_atomically(const std::string& path, const std::string& text) {
   }
 }
 
+/// The values of a map, in its order.
+template <class Map>
+std::vector<typename Map::mapped_type> values_of(const Map& map) {
+  std::vector<typename Map::mapped_type> values;
+  values.reserve(map.size());
+  for (const auto& item : map) values.push_back(item.second);
+  return values;
+}
+
 std::string hex64(uint64_t value) {
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(value));
@@ -336,10 +345,7 @@ void CostCache::insert(Observation observation) {
 }
 
 std::vector<Observation> CostCache::observations() const {
-  std::vector<Observation> out;
-  out.reserve(observations_.size());
-  for (const auto& item : observations_) out.push_back(item.second);
-  return out;
+  return values_of(observations_);
 }
 
 const Comparison* CostCache::find_comparison(const std::string& original, const std::string& candidate,
@@ -354,10 +360,7 @@ void CostCache::insert(Comparison comparison) {
 }
 
 std::vector<Comparison> CostCache::comparisons() const {
-  std::vector<Comparison> out;
-  out.reserve(comparisons_.size());
-  for (const auto& item : comparisons_) out.push_back(item.second);
-  return out;
+  return values_of(comparisons_);
 }
 
 void CostCache::insert(CacheEntry entry) {
@@ -366,10 +369,7 @@ void CostCache::insert(CacheEntry entry) {
 }
 
 std::vector<CacheEntry> CostCache::entries() const {
-  std::vector<CacheEntry> out;
-  out.reserve(entries_.size());
-  for (const auto& item : entries_) out.push_back(item.second);
-  return out;
+  return values_of(entries_);
 }
 
 std::string op_signature(const ir::Graph& graph, ir::NodeId id, const DimSizes* sizes) {
