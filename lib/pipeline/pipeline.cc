@@ -455,12 +455,12 @@ class Run {
     if (verdict.comparison) forms["measured_speedup"] = claimed_speedup(*verdict.comparison);
     written["layout_forms"] = forms;
     logger("cli")->info("layout forms ({} applied): {}", applied, verdict.reason);
+    const std::string counted = fmt::format("{} layout form{}", applied, applied == 1 ? "" : "s");
     if (!verdict.keep_candidate) {
-      const std::string forms = fmt::format("{} layout form{}", applied, applied == 1 ? "" : "s");
       outcome_.summary += verdict.comparison
-                              ? fmt::format("; {} not kept (measured at {:.1f} % of the time without them)", forms,
+                              ? fmt::format("; {} not kept (measured at {:.1f} % of the time without them)", counted,
                                             100 * verdict.comparison->median_ratio)
-                              : fmt::format("; {} not kept (not measured)", forms);
+                              : fmt::format("; {} not kept (not measured)", counted);
       return chosen;
     }
     layout_formed_ = std::move(*formed);
@@ -472,10 +472,10 @@ class Run {
       written["measured_after"] = timing_json(verdict.after);
       written["measured_ratio"] = ratio_json(*verdict.comparison);
       written["measured_speedup"] = claimed_speedup(*verdict.comparison);
-      outcome_.summary = fmt::format("{}: the input with {} layout forms; measured in {}: {}", request_.output,
-                                     applied, target_.spec.name, measured);
+      outcome_.summary = fmt::format("{}: the input with {}; measured in {}: {}", request_.output, counted,
+                                     target_.spec.name, measured);
     } else {
-      outcome_.summary += fmt::format("; then {} layout forms, measured against that: {}", applied, measured);
+      outcome_.summary += fmt::format("; then {}, measured against that: {}", counted, measured);
     }
     return layout_formed_;
   }
