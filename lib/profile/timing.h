@@ -28,7 +28,9 @@ struct TimingLimits {
   /// With `paired` and > 0: stop also once every model's median run-by-run ratio to the first is
   /// decided against this ratio (the guard's 1 - min_gain): below it by three standard errors of
   /// that median, or above it by two. A comparison that only has to tell "faster by the needed
-  /// gain or not" stops there instead of timing on to rel_error's precision.
+  /// gain or not" stops there instead of timing on to rel_error's precision. It stops too where
+  /// the runs max_runs and max_seconds leave cannot make it a gain (the onnxruntime worker: at the
+  /// pace so far, the noise bound at the limit would still lie beyond the median measured).
   double decide_at = 0;
 };
 
