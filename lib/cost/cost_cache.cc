@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -408,6 +409,13 @@ std::string signature_with(const char* kind, uint64_t hash, const ir::Graph& gra
 
 std::string graph_signature(const ir::Graph& graph, const DimSizes& sizes) {
   return signature_with("Graph", graph.structural_hash(), graph, sizes, true);
+}
+
+std::string observation_signature(const ir::Graph& instance, std::vector<std::string> names, const DimSizes& sizes) {
+  std::sort(names.begin(), names.end());
+  uint64_t hash = ir::kHashSeed;
+  for (const std::string& name : names) hash = ir::hash_string(hash, name);
+  return graph_signature(instance, sizes) + ";observing=" + hex64(hash);
 }
 
 std::string timing_signature(const ir::Graph& graph, const DimSizes& sizes) {

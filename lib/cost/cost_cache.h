@@ -182,6 +182,9 @@ std::string op_signature(const ir::Graph& graph, ir::NodeId id, const DimSizes* 
 /// graphs that run the same computation on inputs of the same types.
 std::string graph_signature(const ir::Graph& graph, const DimSizes& sizes);
 
+/// The key of a run of a measuring instance (Observation::signature): graph_signature of the
+/// instance, then `;observing=<hash of the names of the values asked for>` (in name order).
+std::string observation_signature(const ir::Graph& instance, std::vector<std::string> names, const DimSizes& sizes);
 /// graph_signature with the graph's timing_hash in place of its structural hash (`Timing(...)`):
 /// equal keys mean graphs that run the same computation on inputs of the same types, up to the
 /// values of their large floating-point weights and the names of their inputs, so they take the

@@ -5,7 +5,6 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -70,12 +69,7 @@ profile::Observed Measurer::observe(const ir::Graph& instance, const std::vector
                                     const cost::DimSizes& sizes) {
   std::vector<std::string> names;
   for (ir::ValueId id : values) names.push_back(instance.value(id).name);
-  std::sort(names.begin(), names.end());
-  uint64_t names_hash = ir::kHashSeed;
-  for (const std::string& name : names) names_hash = ir::hash_string(names_hash, name);
-  char hash[32];
-  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(names_hash));
-  const std::string key = cost::graph_signature(instance, sizes) + ";observing=" + hash;
+  const std::string key = cost::observation_signature(instance, std::move(names), sizes);
   if (const cost::Observation* known = cache_.find_observation(key)) {
     ++stats_.observations_cached;
     logger("pipeline")->info("measuring instance: its run is in the cost cache (run by {})", known->backend);

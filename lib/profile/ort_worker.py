@@ -226,6 +226,10 @@ def time_models(request):
     samples = [[] for _ in paths]
     start = time.perf_counter()
     rounds = 0
+
+    def enough():  # the stopping rule, with the rounds the limits leave at the pace so far
+        return timed_enough(samples, request, runs_at_limit(rounds, time.perf_counter() - start, request))
+
     block = 0
     while True:
         created = time.perf_counter()
@@ -242,14 +246,14 @@ def time_models(request):
                 return {"ok": True, "samples_ms": samples}
             if time.perf_counter() - start >= max_seconds and rounds >= 3:
                 return {"ok": True, "samples_ms": samples}
-            if blocks == 1 and timed_enough(samples, request, runs_at_limit(rounds, time.perf_counter() - start, request)):
+            if blocks == 1 and enough():
                 return {"ok": True, "samples_ms": samples}
         del sessions, inputs
         block += 1
         if block < blocks or block % 2 == 1:
             continue
         # A whole number of pairs of blocks, one of each creation order: the rule may stop here.
-        if timed_enough(samples, request, runs_at_limit(rounds, time.perf_counter() - start, request)):
+        if enough():
             return {"ok": True, "samples_ms": samples}
         size = next_pair_size(size, began - created, (time.perf_counter() - began) / size,
                               max_runs - rounds, max_seconds - (time.perf_counter() - start))
