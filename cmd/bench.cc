@@ -26,7 +26,7 @@ struct BenchOptions {
   std::vector<std::string> models;
   std::string target = "onnxruntime-cpu";
   profile::OrtSettings ort;
-  profile::TimingLimits limits = {5, 20, 1000, 30.0, 0.005, 5e-4, true, 4};
+  profile::TimingLimits limits = {5, 0, 20, 1000, 30.0, 0.005, 5e-4, true, 4};
   std::vector<std::string> dims;
   uint32_t seed = 0;
   std::string json;

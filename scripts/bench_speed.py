@@ -143,6 +143,8 @@ def measure(graphsub, name, model, args):
             "narrowing_rewrites": first.get("narrowing", {}).get("rewrites", 0),
             "optimize_cold_s": round(cold, 2),
             "optimize_warm_s": round(warm, 2),
+            # Where the cold run's time went (the report's "seconds": search, guard, layout forms, ...).
+            "cold_phases_s": {phase: round(seconds, 1) for phase, seconds in first.get("seconds", {}).items()},
             "warm_measured": second.get("measurement", {}).get("node_signatures_measured", 0)
             + second.get("measurement", {}).get("comparisons_measured", 0),
             "warm_identical": status == 0 and open(out, "rb").read() == open(again, "rb").read(),
@@ -165,17 +167,19 @@ def measure(graphsub, name, model, args):
 def markdown(rows, environment):
     lines = [f"Measured {environment}.", "",
              "| model | written | substitutions | original ms (p90) | optimized ms (p90) | speedup | optimize cold / warm s | "
-             "warm run measured | peak MB | outputs max abs diff | onnxruntime's own diff |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "cold search / guard / layout forms s | warm run measured | peak MB | outputs max abs diff | "
+             "onnxruntime's own diff |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         if "error" in row:
-            lines.append(f"| {row['model']} | error: {row['error']} | | | | | | | | | |")
+            lines.append(f"| {row['model']} | error: {row['error']} | | | | | | | | | | |")
             continue
         written = "input (copied)" if row["copied_input"] else row["written"]
         narrowed = f" + {row['narrowing_rewrites']} narrowing" if row.get("narrowing_rewrites") else ""
+        phases = " / ".join(str(row.get("cold_phases_s", {}).get(phase, 0)) for phase in ("search", "guard", "layout forms"))
         lines.append(f"| {row['model']} | {written} | {row['substitutions']}{narrowed} | "
                      f"{row['original_ms']} ({row['original_p90_ms']}) | {row['optimized_ms']} ({row['optimized_p90_ms']}) | "
-                     f"{row['speedup']:.3f}x | {row['optimize_cold_s']} / {row['optimize_warm_s']} | "
+                     f"{row['speedup']:.3f}x | {row['optimize_cold_s']} / {row['optimize_warm_s']} | {phases} | "
                      f"{row['warm_measured']} | {row['peak_mb']} | {row['ort_max_abs_diff']:.2g}"
                      f"{'' if row['ort_equal'] else ' DIFFERENT'} | {row['ort_own_max_abs_diff']:.2g} |")
     speedups = [row["speedup"] for row in rows if "speedup" in row]

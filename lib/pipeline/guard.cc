@@ -68,7 +68,8 @@ GuardVerdict guard(const ir::Graph& input, const ir::Graph& candidate, Measurer&
                                               "is off" + kept;
     return verdict;
   }
-  if (!clearly_faster(*verdict.comparison, options.min_gain) && verdict.comparison->median_ratio <= 1 - options.min_gain) {
+  if (options.time_again && !clearly_faster(*verdict.comparison, options.min_gain) &&
+      verdict.comparison->median_ratio <= 1 - options.min_gain) {
     const profile::TimingLimits limits = options.deciding(options.again);
     if (std::optional<cost::Comparison> again = measurer.compare_again(input, candidate, limits, input_file)) {
       verdict.comparison = std::move(again);

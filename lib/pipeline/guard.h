@@ -14,6 +14,10 @@ namespace graphsub::pipeline {
 
 /// When a candidate counts as faster, and how long to time it.
 struct GuardOptions {
+  /// The guard's warm-up runs of a model stop once they took a quarter of a second (at least
+  /// one; TimingLimits::warmup_seconds): a model that large is warm after one run, and a check
+  /// over several blocks of sessions warms every graph up again in each.
+  static constexpr double kWarmupSeconds = 0.25;
   /// A candidate must take at most (1 - min_gain) × the original's median time: a difference
   /// within the noise of a few runs is no gain, and the original is kept.
   double min_gain = 0.01;
@@ -23,15 +27,22 @@ struct GuardOptions {
   /// run-by-run ratio is known to 0.5 %, at most 100 runs or 30 s; over 4 blocks of fresh
   /// sessions, as one pair of onnxruntime sessions of the same file timed up to 3 % apart
   /// (DistilBERT, the later-created one faster: the candidate's side).
-  profile::TimingLimits whole = {3, 20, 100, 30.0, 0.005, 5e-4, true, 4};
+  profile::TimingLimits whole = {3, kWarmupSeconds, 20, 100, 30.0, 0.005, 5e-4, true, 4};
   /// A whole graph measured at least min_gain faster but within the noise is timed again, from
   /// scratch, until the ratio is known to 0.25 %, at most 400 runs or 60 s, and judged on that:
   /// on a noisy machine (run-by-run ratios spreading 10-16 %) 40 runs bound a gain only beyond
   /// 4-6 %, and MaxViT-T's Einsums as MatMul, 1.03-1.05x in `bench`, were kept out.
-  profile::TimingLimits again = {3, 20, 400, 60.0, 0.0025, 5e-4, true, 4};
+  profile::TimingLimits again = {3, kWarmupSeconds, 20, 400, 60.0, 0.0025, 5e-4, true, 4};
+  /// Whether such a gain within the noise is timed again at all. The pipeline turns it off for
+  /// an alternative to a graph already kept (the result without value_info, the input with its
+  /// Einsums as MatMul): that alternative then only replaces the kept graph when its first
+  /// timing, made in the same request as the kept graph's, already proves it a gain and ranks
+  /// it faster. Timing it again could at most pick between two graphs a few tenths of a per cent
+  /// apart, and cost ViT-B/16's cold run a minute.
+  bool time_again = true;
   /// Timing of parts (small graphs of up to ~30 nodes): at least 10 runs, the ratio to 0.5 %, at
   /// most 200 runs or 2 s; two blocks of sessions, created in both orders.
-  profile::TimingLimits part = {3, 10, 200, 2.0, 0.005, 5e-4, true, 2};
+  profile::TimingLimits part = {3, kWarmupSeconds, 10, 200, 2.0, 0.005, 5e-4, true, 2};
 
   /// `limits` that also stop once the ratio is decided against 1 - min_gain (TimingLimits's
   /// decide_at): a part measured 0.8x or 1.2x in its first ten runs needs no more to be judged.
@@ -83,8 +94,9 @@ struct GuardNames {
 
 /// Times `candidate` whole against `input` in the target (or takes the comparison from the cache)
 /// and keeps the candidate only when it is clearly faster; a gain of min_gain or more within the
-/// noise, measured in this run, is timed again with `options.again` and judged on that. When either time cannot be had (the target fails,
-/// or measuring is off and the cache lacks it) the input is kept. With `input_file`, the input is
+/// noise, measured in this run, is timed again with `options.again` and judged on that (unless
+/// `options.time_again` is off). When either time cannot be had (the target fails, or measuring is
+/// off and the cache lacks it) the input is kept. With `input_file`, the input is
 /// timed as that file (the model the user gave, which `input` was read from), not as an export.
 GuardVerdict guard(const ir::Graph& input, const ir::Graph& candidate, Measurer& measurer,
                    const GuardOptions& options, const GuardNames& names = {}, const std::string& input_file = {});

@@ -421,11 +421,15 @@ class Run {
   }
 
   /// Guards `alternative` against the input; when it is kept and measured faster than what
-  /// `verdict` keeps, its verdict and it become `verdict` and `best`. Returns what the report
-  /// says of it: kept, the reason, the measured speedup.
+  /// `verdict` keeps, its verdict and it become `verdict` and `best`. When `verdict` already
+  /// keeps a graph, a gain of the alternative within the noise is not timed again
+  /// (GuardOptions::time_again). Returns what the report says of it: kept, the reason, the
+  /// measured speedup.
   Json take_if_faster(const ir::Graph& alternative, const char* name, Measurer& measurer, GuardVerdict& verdict,
                       const ir::Graph*& best) {
-    GuardVerdict checked = guard(original_, alternative, measurer, request_.guard, {name, "the input"}, request_.input);
+    GuardOptions options = request_.guard;
+    options.time_again = !verdict.keep_candidate;  // see GuardOptions::time_again
+    GuardVerdict checked = guard(original_, alternative, measurer, options, {name, "the input"}, request_.input);
     const bool better = checked.keep_candidate &&
                         (!verdict.keep_candidate || checked.comparison->median_ratio < verdict.comparison->median_ratio);
     Json json = {{"kept", better}, {"reason", checked.reason}};

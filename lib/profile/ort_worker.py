@@ -8,8 +8,8 @@ and the worker goes on with the next request.
   {"cmd": "hello"}
     -> {"ok": true, "onnxruntime": "1.23.2", "cpu": "<model name>", "python": "3.11.7"}
   {"cmd": "time", "models": [path, ...], "threads": 1, "level": "all", "dims": {"N": 8},
-   "seed": 0, "warmup": 3, "min_runs": 10, "max_runs": 100, "max_seconds": 5.0,
-   "rel_error": 0.01, "abs_error_ms": 0.0005, "paired": false}
+   "seed": 0, "warmup": 3, "warmup_seconds": 0 (optional), "min_runs": 10, "max_runs": 100,
+   "max_seconds": 5.0, "rel_error": 0.01, "abs_error_ms": 0.0005, "paired": false}
     -> {"ok": true, "samples_ms": [[...], ...]}   (one list of run times per model, in order)
 
   {"cmd": "profile", "models": [path, ...], "threads": 1, "level": "all", "dims": {}, "seed": 0,
@@ -62,9 +62,15 @@ model's run-by-run log ratio to the first model is at most rel_error, or, with "
 that median is below log(decide_at) by three of those standard errors or above it by two, or
 cannot become a gain before the limits: the rounds max_runs and max_seconds leave, at the pace so
 far, would bound a gain only beyond 2 x 1.2533 x spread / sqrt(those rounds), and the median is
-not below that bound or log(decide_at)); or at
-max_runs; or once
-max_seconds have passed (with at least three runs each). Inputs are seeded random data, the
+not below that bound or log(decide_at)); or at max_runs; or once max_seconds have passed (with
+at least three runs each). With "paired", a candidate whose comparison is settled by that rule
+before the others leaves the rounds (and the blocks after, which make no session of it): its
+runs are the first rounds', still paired with the first model's runs of the same rounds, and the
+rounds left run the others faster (a whole-graph check times up to five graphs the size of the
+user's model against the input). Each session warms up with "warmup" runs, or, with
+"warmup_seconds" > 0, fewer once they have taken that long (at least one): a 300 ms model's
+first run after its session is made times as its later ones, and three warm-up runs of each
+model in each block cost seconds. Inputs are seeded random data, the
 same for every model of a request: floats standard normal, integers and booleans zero (a valid
 index, a valid shape-copy marker); symbolic dims take their size from "dims", else 1.
 """
@@ -171,37 +177,38 @@ def stable(samples, request):
 
 
 def stable_ratios(samples, request, runs_at_limit=None):
-    """Paired: the median of every model's run-by-run log ratio to the first has a standard error
+    """Paired: every model's comparison with the first is settled (`settled_ratio`)."""
+    return all(settled_ratio(samples[0], other, request, runs_at_limit) for other in samples[1:])
+
+
+def settled_ratio(first, other, request, runs_at_limit=None):
+    """Paired: the median of the model's run-by-run log ratio to the first has a standard error
     (1.2533 x interquartile range / 1.349 / sqrt(runs), robust to disturbed runs) of at most
     rel_error, or is decided against decide_at, or cannot be decided a gain within the runs the
     limits leave (`runs_at_limit`, the rounds the comparison would have when max_runs or
     max_seconds stop it; see the module's doc)."""
-    first = samples[0]
-    decide_at = float(request.get("decide_at", 0))
-    for other in samples[1:]:
-        logs = sorted(math.log(b / a) for a, b in zip(first, other) if a > 0 and b > 0)
-        if len(logs) < max(4, int(request["min_runs"])):
-            return False
-        spread = (float(np.percentile(logs, 75)) - float(np.percentile(logs, 25))) / 1.349
-        error = 1.2533 * spread / math.sqrt(len(logs))
-        if error <= float(request["rel_error"]):
-            continue
-        if decide_at > 0:
-            median = float(np.median(logs))
-            threshold = math.log(decide_at)
-            if median + 3 * error <= threshold or median - 2 * error > threshold:
-                continue
-            if runs_at_limit and runs_at_limit > len(logs):
-                # What the caller will ask of the median at the limit: below log(decide_at) and
-                # below minus twice its standard error then (pipeline::clearly_faster's noise
-                # bound), at this spread. The median measured so far does not get there: more
-                # runs would at best make it a gain at the noise's edge, which is no gain to
-                # write (the input is kept).
-                bound = min(threshold, -2 * 1.2533 * spread / math.sqrt(runs_at_limit))
-                if median > bound:
-                    continue
+    logs = sorted(math.log(b / a) for a, b in zip(first, other) if a > 0 and b > 0)
+    if len(logs) < max(4, int(request["min_runs"])):
         return False
-    return True
+    spread = (float(np.percentile(logs, 75)) - float(np.percentile(logs, 25))) / 1.349
+    error = 1.2533 * spread / math.sqrt(len(logs))
+    if error <= float(request["rel_error"]):
+        return True
+    decide_at = float(request.get("decide_at", 0))
+    if decide_at <= 0:
+        return False
+    median = float(np.median(logs))
+    threshold = math.log(decide_at)
+    if median + 3 * error <= threshold or median - 2 * error > threshold:
+        return True
+    if runs_at_limit and runs_at_limit > len(logs):
+        # What the caller will ask of the median at the limit: below log(decide_at) and below
+        # minus twice its standard error then (pipeline::clearly_faster's noise bound), at this
+        # spread. The median measured so far does not get there: more runs would at best make it
+        # a gain at the noise's edge, which is no gain to write (the input is kept).
+        bound = min(threshold, -2 * 1.2533 * spread / math.sqrt(runs_at_limit))
+        return median > bound
+    return False
 
 
 def runs_at_limit(rounds, elapsed_s, request):
@@ -214,7 +221,8 @@ def runs_at_limit(rounds, elapsed_s, request):
 
 
 def time_models(request):
-    """Times the models of a request in alternated rounds, over blocks of fresh sessions."""
+    """Times the models of a request in alternated rounds, over blocks of fresh sessions. A paired
+    candidate whose comparison is settled leaves the rounds (see the module's doc)."""
     paths = request["models"]
     max_runs = int(request["max_runs"])
     max_seconds = float(request["max_seconds"])
@@ -224,22 +232,29 @@ def time_models(request):
     # rounds. With one block, that block runs until the numbers are stable.
     size = even(max(2, math.ceil(int(request["min_runs"]) / blocks)))
     samples = [[] for _ in paths]
+    active = list(range(len(paths)))  # the models the rounds run: the first always
     start = time.perf_counter()
     rounds = 0
 
     def enough():  # the stopping rule, with the rounds the limits leave at the pace so far
-        return timed_enough(samples, request, runs_at_limit(rounds, time.perf_counter() - start, request))
+        nonlocal active
+        limit = runs_at_limit(rounds, time.perf_counter() - start, request)
+        if request.get("paired") and len(paths) > 1:
+            active = [0] + [i for i in active[1:] if not settled_ratio(samples[0], samples[i], request, limit)]
+            return len(active) == 1
+        return all(stable(s, request) for s in samples)
 
     block = 0
     while True:
         created = time.perf_counter()
-        sessions, inputs = fresh_sessions(paths, request, reverse=block % 2 == 1)
+        sessions = fresh_sessions(paths, active, request, reverse=block % 2 == 1)
         began = time.perf_counter()
         for round_index in range(size if blocks > 1 else max_runs):
             forward = (round_index + block) % 2 == 0
-            for i in (range(len(sessions)) if forward else reversed(range(len(sessions)))):
+            for i in (active if forward else reversed(active)):
+                run, feed = sessions[i]
                 begin = time.perf_counter_ns()
-                sessions[i].run(None, inputs[i])
+                run(None, feed)
                 samples[i].append((time.perf_counter_ns() - begin) / 1e6)
             rounds += 1
             if rounds >= max_runs:
@@ -248,7 +263,7 @@ def time_models(request):
                 return {"ok": True, "samples_ms": samples}
             if blocks == 1 and enough():
                 return {"ok": True, "samples_ms": samples}
-        del sessions, inputs
+        del sessions
         block += 1
         if block < blocks or block % 2 == 1:
             continue
@@ -275,31 +290,31 @@ def next_pair_size(size, creation_s, round_s, runs_left, seconds_left):
     return rounds if rounds >= 2 else 0
 
 
-def fresh_sessions(paths, request, reverse):
-    """A new session of every model (created and warmed up last to first when `reverse`), and
-    its inputs. The session created later can run measurably faster (where its weights land in
-    memory), so blocks alternate the order and their numbers are pooled."""
-    order = list(reversed(range(len(paths)))) if reverse else list(range(len(paths)))
-    sessions = [None] * len(paths)
-    inputs = [None] * len(paths)
+def fresh_sessions(paths, indices, request, reverse):
+    """A new session of each model of `indices` (created and warmed up last to first when
+    `reverse`): {index: (its run, its inputs)}. The session created later can run measurably
+    faster (where its weights land in memory), so blocks alternate the order and their numbers are
+    pooled. A session warms up with "warmup" runs, or fewer once they took "warmup_seconds" (when
+    given; at least one run)."""
+    order = list(reversed(indices)) if reverse else list(indices)
+    sessions = {}
     for i in order:
-        sessions[i] = session(paths[i], request)
-        inputs[i] = feeds(sessions[i], request, np.random.default_rng(int(request.get("seed", 0))))
+        made = session(paths[i], request)
+        sessions[i] = (made.run, feeds(made, request, np.random.default_rng(int(request.get("seed", 0)))))
     # The warm-up allocates each session's working memory: in the same order.
+    warmup = max(1, int(request["warmup"]))
+    bound = float(request.get("warmup_seconds", 0))
     for i in order:
+        run, feed = sessions[i]
+        began = time.perf_counter()
         try:
-            for _ in range(max(1, int(request["warmup"]))):
-                sessions[i].run(None, inputs[i])
+            for _ in range(warmup):
+                run(None, feed)
+                if bound > 0 and time.perf_counter() - began >= bound:
+                    break
         except Exception as error:
             raise RuntimeError(f"onnxruntime cannot run '{paths[i]}': {error}") from None
-    return sessions, inputs
-
-
-def timed_enough(samples, request, runs_at_limit=None):
-    """The stopping rule of "time" (see the module's doc)."""
-    if request.get("paired") and len(samples) > 1:
-        return stable_ratios(samples, request, runs_at_limit)
-    return all(stable(s, request) for s in samples)
+    return sessions
 
 
 def profile_model(path, request, feed):

@@ -83,7 +83,11 @@ bool stable_ratios(const std::vector<std::vector<double>>& samples, const Timing
 
 std::vector<std::vector<double>> time_alternately(const std::vector<TimedRun>& runs, const TimingLimits& limits) {
   for (const TimedRun& run : runs) {
-    for (int i = 0; i < std::max(1, limits.warmup); ++i) run();
+    double warmed_ms = 0;
+    for (int i = 0; i < std::max(1, limits.warmup); ++i) {
+      warmed_ms += run();
+      if (limits.warmup_seconds > 0 && warmed_ms >= 1000 * limits.warmup_seconds) break;
+    }
   }
   std::vector<std::vector<double>> samples(runs.size());
   const auto start = std::chrono::steady_clock::now();

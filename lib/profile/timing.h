@@ -10,6 +10,10 @@ namespace graphsub::profile {
 /// How long to time something and when its numbers are stable enough.
 struct TimingLimits {
   int warmup = 3;              ///< Untimed runs first (allocations, caches, prepacking).
+  /// With > 0: a model's warm-up also stops once its runs took this long (after one run). A
+  /// 300 ms model's first run after its session is made times as its later ones (ViT-B/16 on
+  /// onnxruntime), and a comparison over several blocks of sessions warms up again in each.
+  double warmup_seconds = 0;
   int min_runs = 10;           ///< Timed runs at least.
   int max_runs = 100;          ///< Timed runs at most.
   double max_seconds = 5;      ///< Stop after this long (with at least three runs each).
@@ -70,7 +74,7 @@ Ratio paired_ratio(const std::vector<double>& original_ms, const std::vector<dou
 using TimedRun = std::function<double()>;
 
 /// Times models alternately, as the onnxruntime worker does (ort_worker.py): `limits.warmup`
-/// untimed runs of each (at least one), then rounds that run each model once (even rounds in order,
+/// untimed runs of each (at least one; fewer once they took `limits.warmup_seconds`), then rounds that run each model once (even rounds in order,
 /// odd ones in reverse), until every model has min_runs runs and the standard error of its mean is
 /// at most max(abs_error_ms, rel_error × mean) — with `paired`, until the median of each model's
 /// run-by-run log ratio to the first has a standard error of at most rel_error — or max_runs

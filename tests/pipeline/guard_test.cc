@@ -83,6 +83,29 @@ TEST_CASE("a gain within the noise is timed again, and judged on the second timi
   CHECK(verdict(10, 10.5).comparison->runs == 3);
 }
 
+TEST_CASE("a gain within the noise is not timed again where the options say so", "[pipeline]") {
+  // The first timing of the test above (median 0.97 within the noise of 8 runs): without
+  // time_again it is judged as it is, the input kept, and nothing more is timed.
+  const ir::Graph input = testing::conv_graph(8, 8, 3, "none", true);
+  const ir::Graph candidate = testing::conv_graph(8, 8, 3, "relu", false);
+  auto owned = std::make_unique<TableProfiler>();
+  TableProfiler& table = *owned;
+  table.graph_ms[cost::graph_signature(input, {})] = 10;
+  table.graph_ms[cost::graph_signature(candidate, {})] = 9.7;
+  table.graph_samples = [](const ir::Graph&, double ms) {
+    if (ms == 10) return std::vector<double>(8, 10.0);
+    return std::vector<double>{9.0, 9.0, 9.0, 9.7, 9.7, 10.5, 10.5, 10.5};
+  };
+  pipeline::Measurer measurer(cost::CostCache(table.header()), "", std::move(owned), {});
+  pipeline::GuardOptions options;
+  options.time_again = false;
+  const pipeline::GuardVerdict once = pipeline::guard(input, candidate, measurer, options);
+  CHECK(table.graph_requests == 1);
+  CHECK_FALSE(once.keep_candidate);
+  CHECK(once.comparison->runs == 8);
+  CHECK_THAT(once.reason, Catch::Contains("beyond noise"));
+}
+
 /// A comparison with the given median ratio, spread of its log and rounds.
 cost::Comparison ratio(double median, double spread, int64_t runs) {
   return cost::Comparison{"a", "b", "t", median, spread, runs, {}};

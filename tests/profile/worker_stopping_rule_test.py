@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The onnxruntime worker's stopping rule for paired timings (lib/profile/ort_worker.py), on
 synthetic run times: decided comparisons stop, and so does one that the runs left before the
-limits cannot turn into a gain; one that still can goes on. Run by ctest; exits 1 on a failure."""
+limits cannot turn into a gain; one that still can goes on. On fake sessions with a fake clock:
+a settled candidate leaves the rounds and the later blocks, and a large model's warm-up stops at
+"warmup_seconds". Run by ctest; exits 1 on a failure."""
 import importlib.util
 import math
 import sys
@@ -51,7 +53,82 @@ expect("a copy, no decide_at", worker.stable_ratios(copy, plain, runs_at_limit=4
 expect("rounds at the time limit", worker.runs_at_limit(20, 10.0, REQUEST), 60)
 expect("rounds at max_runs", worker.runs_at_limit(20, 0.1, REQUEST), 400)
 
+
+
+class Clock:
+    """The worker's clock, advanced only by the fake sessions' runs."""
+
+    def __init__(self):
+        self.seconds = 0.0
+
+    def perf_counter(self):
+        return self.seconds
+
+    def perf_counter_ns(self):
+        return int(round(self.seconds * 1e9))
+
+
+class FakeSession:
+    """A model whose runs take the milliseconds `times` draws, counted."""
+
+    def __init__(self, clock, times):
+        self.clock, self.times, self.runs = clock, times, 0
+
+    def get_inputs(self):
+        return []
+
+    def run(self, outputs, feed):
+        self.runs += 1
+        self.clock.seconds += self.times() / 1000.0
+
+
+def fake_worker(models):
+    """time_models on fake sessions: `models` maps a path to a function drawing its run's ms.
+    Returns the sessions made, by path, to count their runs."""
+    clock = Clock()
+    made = {}
+    worker.time = clock
+
+    def session(path, request):
+        made.setdefault(path, []).append(FakeSession(clock, models[path]))
+        return made[path][-1]
+
+    worker.session = session
+    return made
+
+
+# Racing: the input, a candidate 20 % faster (settled at the first check) and one 4 % faster
+# (settled after 39 rounds at this seed), timed in one block. The first leaves the rounds once it is
+# settled; its runs pair with the input's first rounds; the others run on.
+rng = np.random.default_rng(0)
+fake_worker({"input": lambda: 10.0 * math.exp(rng.normal(0, 0.02)),
+             "fast": lambda: 8.0 * math.exp(rng.normal(0, 0.02)),
+             "slight": lambda: 9.6 * math.exp(rng.normal(0, 0.05))})
+RACE = dict(REQUEST, models=["input", "fast", "slight"], paired=True, sessions=1, warmup=3, dims={})
+timed = worker.time_models(RACE)["samples_ms"]
+expect("the settled candidate leaves the rounds", len(timed[1]) < len(timed[2]), True)
+expect("it ran the rounds its rule needed", len(timed[1]), 10)
+expect("the undecided one ran as many rounds as the input", len(timed[2]), len(timed[0]))
+expect("the undecided one settled", worker.settled_ratio(timed[0], timed[2], RACE), True)
+# Over blocks of sessions: a settled candidate gets no session in the blocks after.
+rng = np.random.default_rng(0)
+made = fake_worker({"input": lambda: 10.0 * math.exp(rng.normal(0, 0.02)),
+                    "fast": lambda: 8.0 * math.exp(rng.normal(0, 0.02)),
+                    "slight": lambda: 9.6 * math.exp(rng.normal(0, 0.05))})
+timed = worker.time_models(dict(RACE, sessions=4))["samples_ms"]
+expect("sessions of the settled one", len(made["fast"]), 4)
+expect("sessions of the others", len(made["slight"]) > 4 and len(made["slight"]) == len(made["input"]), True)
+
+# Warm-up: three runs, or one of a 300 ms model when warmup_seconds is a quarter of a second.
+for bound, want in ((0, 3), (0.25, 1)):
+    made = fake_worker({"big": lambda: 300.0})
+    worker.time_models(dict(REQUEST, models=["big"], sessions=1, warmup=3, warmup_seconds=bound,
+                            min_runs=2, rel_error=1.0, abs_error_ms=0.0, dims={}))
+    session_ = made["big"][0]
+    expect(f"warm-up runs with warmup_seconds {bound}", session_.runs - 2, want)
+
+CHECKS = 15
 for failure in failures:
     print("FAILED:", failure)
-print(f"{8 - len(failures)} of 8 checks passed")
+print(f"{CHECKS - len(failures)} of {CHECKS} checks passed")
 sys.exit(1 if failures else 0)
