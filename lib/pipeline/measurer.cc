@@ -147,10 +147,9 @@ struct Measurer::Pending {
   std::string alike;
 };
 
-std::vector<std::optional<cost::Comparison>> Measurer::compare_all(const ir::Graph& original,
-                                                                   const std::vector<const ir::Graph*>& candidates,
-                                                                   const profile::TimingLimits& limits,
-                                                                   const std::string& original_file) {
+std::vector<std::optional<cost::Comparison>> Measurer::compare_all(
+    const ir::Graph& original, const std::vector<const ir::Graph*>& candidates, const profile::TimingLimits& limits,
+    const std::string& original_file, const std::vector<std::pair<std::size_t, std::size_t>>& between) {
   const std::string first = signature(original, original_file);
   std::vector<std::string> unknown;
   const ir::Graph first_run = with_integers(original, unknown);
@@ -197,6 +196,18 @@ std::vector<std::optional<cost::Comparison>> Measurer::compare_all(const ir::Gra
       cache_.insert({first, backend_, timings[0].median_ms, timings[0].spread_ms, timings[0].runs, {}});
       for (std::size_t k = 0; k < pending.size(); ++k) {
         measured.push_back(comparison_of(first, pending[k].signature, timings[0], timings[k + 1]));
+      }
+      // Candidates against each other where asked: their runs of the same rounds pair up too.
+      std::map<std::size_t, std::size_t> timed;  // candidate index -> its model's place in `timings`
+      for (std::size_t k = 0; k < pending.size(); ++k) timed[pending[k].index] = k + 1;
+      for (const auto& [i, j] : between) {
+        if (timed.count(i) == 0 || timed.count(j) == 0) continue;
+        const Pending& base = pending[timed[i] - 1];
+        const cost::Comparison derived =
+            comparison_of(base.signature, pending[timed[j] - 1].signature, timings[timed[i]], timings[timed[j]]);
+        cache_.insert(derived);
+        measured_now_.insert({derived.original, derived.candidate});
+        ++stats_.comparisons_derived;
       }
     } catch (const Error& failure) {
       // One of them fails in the target: time each alone, to know which.

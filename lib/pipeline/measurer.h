@@ -27,6 +27,9 @@ struct MeasureStats {
   /// weights, other input names), given that comparison; also in the cache from then on.
   int64_t comparisons_reused = 0;
   int64_t comparisons_unmeasured = 0;  ///< Pairs neither cached nor measurable (measuring is off).
+  /// Pairs of candidates timed in one request against each other, from the rounds both ran
+  /// (compare_all's `between`): the layout forms' check of the result, without a request of its own.
+  int64_t comparisons_derived = 0;
   int64_t observations_cached = 0;     ///< Runs of a measuring instance read from the cache.
   double seconds = 0;                  ///< Time spent measuring.
 };
@@ -88,11 +91,14 @@ class Measurer {
   /// compare for several candidates of one original: those not in the cache are timed in one
   /// request, alternated with the original round by round (each against the original's run of
   /// the same round), so the original is timed once for all, within max_seconds × (models / 2),
-  /// the time per model of a pair; if that fails, each is timed alone.
-  std::vector<std::optional<cost::Comparison>> compare_all(const ir::Graph& original,
-                                                           const std::vector<const ir::Graph*>& candidates,
-                                                           const profile::TimingLimits& limits,
-                                                           const std::string& original_file = {});
+  /// the time per model of a pair; if that fails, each is timed alone. For each (i, j) of
+  /// `between` whose two candidates were both timed in that request, candidate j against
+  /// candidate i is cached too, paired over the rounds both ran (as compare would have timed it,
+  /// alternated round by round): a later compare of that pair reads it, and compare_again may
+  /// time it again.
+  std::vector<std::optional<cost::Comparison>> compare_all(
+      const ir::Graph& original, const std::vector<const ir::Graph*>& candidates, const profile::TimingLimits& limits,
+      const std::string& original_file = {}, const std::vector<std::pair<std::size_t, std::size_t>>& between = {});
 
   /// The comparison of a pair that compare or compare_all measured in this run (not one read
   /// from the cache or reused), timed again from scratch within `limits` and cached in its

@@ -175,6 +175,7 @@ Json measurement_json(const Measurer& measurer, const MeasuredSearchStats& searc
           {"comparisons_measured", stats.comparisons_measured},
           {"comparison_cache_hits", stats.comparison_hits},
           {"comparisons_reused", stats.comparisons_reused},
+          {"comparisons_between_candidates", stats.comparisons_derived},
           {"comparisons_unmeasured", stats.comparisons_unmeasured},
           {"node_lookups", {{"hits", model.hits()}, {"misses", model.misses()}}},
           {"instance", instance_json(measurer.instance_run())},
@@ -363,8 +364,11 @@ class Run {
                        "fused activation written as its own node again), so the input is kept";
     } else {
       // Every graph the checks below may compare with the input, timed together in one request
-      // (the input's runs shared): the result, the result without value_info, and the input with
-      // the layout forms (kept when the result is not). The checks then find them in the cache.
+      // (the input's runs shared): the result, the result without value_info, the input with
+      // the layout forms (kept when the result is not), the input with its Einsums as MatMul,
+      // and the result with the layout forms, which is also compared with the result and the
+      // result without value_info over the same rounds (the forms' check of either, should it
+      // be kept). The checks then find them in the cache.
       std::vector<const ir::Graph*> together = {&result.best};
       if (tries_without_value_info(result.best)) {
         without_value_info_ = with_value_info(result.best, false);
@@ -372,7 +376,16 @@ class Run {
       }
       if (const std::optional<ir::Graph>& forms = input_layout_formed()) together.push_back(&*forms);
       if (const std::optional<ir::Graph>& lowered = input_einsums_lowered()) together.push_back(&*lowered);
-      if (together.size() > 1) measurer.compare_all(original_, together, request_.guard.deciding(request_.guard.whole), request_.input);
+      std::vector<std::pair<std::size_t, std::size_t>> between;
+      if (const std::optional<ir::Graph>& forms = result_layout_formed()) {
+        const bool bare = together.size() > 1 && together[1] == &without_value_info_;
+        together.push_back(&*forms);
+        between.emplace_back(0, together.size() - 1);  // the forms against the result
+        if (bare) between.emplace_back(1, together.size() - 1);  // and against it without value_info
+      }
+      if (together.size() > 1) {
+        measurer.compare_all(original_, together, request_.guard.deciding(request_.guard.whole), request_.input, between);
+      }
       verdict = guard(original_, result.best, measurer, request_.guard, {}, request_.input);
     }
     const ir::Graph* best = &result.best;
@@ -447,8 +460,12 @@ class Run {
   /// it saves (the runtime keeping a blocked layout across it) only shows in the whole graph.
   const ir::Graph& with_layout_forms(const ir::Graph& chosen, Measurer& measurer, Json& written) {
     int applied = 0;
-    std::optional<ir::Graph> formed = &chosen == &original_ ? input_layout_formed() : layout_formed(chosen, &applied);
+    const bool result = &chosen == &optimized_.search.best || &chosen == &without_value_info_;
+    std::optional<ir::Graph> formed = &chosen == &original_ ? input_layout_formed()
+                                      : result               ? result_layout_formed()
+                                                             : layout_formed(chosen, &applied);
     if (&chosen == &original_) applied = input_forms_applied_;  // counted when the input's forms were made
+    if (result) applied = result_forms_applied_;
     if (!formed) return chosen;
     timer_.start();
     const GuardVerdict verdict = guard(chosen, *formed, measurer, request_.guard,
@@ -501,6 +518,15 @@ class Run {
     if (!input_forms_made_) input_forms_ = layout_formed(original_, &input_forms_applied_);
     input_forms_made_ = true;
     return input_forms_;
+  }
+
+  /// The search's result with the layout forms (layout_formed), made once: the guard times it
+  /// with the result, and with_layout_forms checks it when the result (or the result without
+  /// value_info: the formed graph is written with value_info either way) is kept.
+  const std::optional<ir::Graph>& result_layout_formed() {
+    if (!result_forms_made_) result_forms_ = layout_formed(optimized_.search.best, &result_forms_applied_);
+    result_forms_made_ = true;
+    return result_forms_;
   }
 
   /// The input with its Einsums written as MatMul (rewrite/einsum_lowering.h) and nothing else
@@ -700,6 +726,9 @@ class Run {
   std::optional<ir::Graph> input_forms_;  ///< The input with the layout forms, once made.
   bool input_forms_made_ = false;
   int input_forms_applied_ = 0;
+  std::optional<ir::Graph> result_forms_;  ///< The search's result with the layout forms, once made.
+  bool result_forms_made_ = false;
+  int result_forms_applied_ = 0;
   std::optional<ir::Graph> input_lowered_;  ///< The input with its Einsums as MatMul, once made.
   bool input_lowered_made_ = false;
   OptimizeOutcome outcome_;

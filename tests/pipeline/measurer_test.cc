@@ -179,6 +179,37 @@ TEST_CASE("the candidates of one original are timed together, each compared with
   CHECK(mixed[1]->median_ratio == 0.75);
 }
 
+TEST_CASE("candidates timed together are compared with each other where asked, over the same rounds", "[pipeline]") {
+  // The guard's request: the input, the result, and the result with the layout forms; the forms'
+  // check (the formed result against the result) is then in the cache, and no new request is made.
+  TableProfiler* table = nullptr;
+  auto measurer = table_measurer("", table);
+  const auto [fused, separate] = timed_pair(*table);
+  const ir::Graph formed = testing::conv_graph(8, 8, 5, "relu", false);
+  table->graph_ms[cost::graph_signature(formed, {})] = 1.5;
+  measurer->compare_all(separate, {&fused, &formed}, {}, {}, {{0, 1}});
+  CHECK(table->graph_requests == 1);
+  CHECK(measurer->stats().comparisons_measured == 2);
+  CHECK(measurer->stats().comparisons_derived == 1);
+  const std::optional<cost::Comparison> forms = measurer->compare(fused, formed, {});
+  REQUIRE(forms.has_value());
+  CHECK(forms->median_ratio == Approx(1.5));
+  CHECK(forms->original_ms == Approx(1.0));
+  CHECK(forms->candidate_ms == Approx(1.5));
+  CHECK(table->graph_requests == 1);
+  // And compare_again may time that pair again, as one measured in this run.
+  CHECK(measurer->compare_again(fused, formed, {}).has_value());
+  CHECK(table->graph_requests == 2);
+  // Without `between`, the pair is not compared.
+  const ir::Graph other = testing::conv_graph(8, 8, 3, "sigmoid", false);
+  table->graph_ms[cost::graph_signature(other, {})] = 3.0;
+  const ir::Graph third = testing::conv_graph(8, 8, 1, "sigmoid", false);
+  table->graph_ms[cost::graph_signature(third, {})] = 2.5;
+  measurer->compare_all(separate, {&other, &third}, {});
+  CHECK(measurer->cache().find_comparison(cost::graph_signature(other, {}), cost::graph_signature(third, {}),
+                                          "onnxruntime-cpu") == nullptr);
+}
+
 TEST_CASE("graphs the target cannot run have no comparison, and are not tried again", "[pipeline]") {
   TableProfiler* table = nullptr;
   auto measurer = table_measurer("", table);
