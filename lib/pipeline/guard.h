@@ -37,8 +37,9 @@ struct GuardOptions {
   /// an alternative to a graph already kept (the result without value_info, the input with its
   /// Einsums as MatMul): that alternative then only replaces the kept graph when its first
   /// timing, made in the same request as the kept graph's, already proves it a gain and ranks
-  /// it faster. Timing it again could at most pick between two graphs a few tenths of a per cent
-  /// apart, and cost ViT-B/16's cold run a minute.
+  /// it faster; and for the result itself when such an alternative already measured clearly
+  /// faster in that request. Timing it again could at most pick between two graphs a few tenths
+  /// of a per cent apart, and cost ViT-B/16's and the BERT classifier's cold runs a minute each.
   bool time_again = true;
   /// Timing of parts (small graphs of up to ~30 nodes): at least 10 runs, the ratio to 0.5 %, at
   /// most 200 runs or 2 s; two blocks of sessions, created in both orders.
