@@ -198,13 +198,13 @@ std::vector<std::optional<cost::Comparison>> Measurer::compare_all(
         measured.push_back(comparison_of(first, pending[k].signature, timings[0], timings[k + 1]));
       }
       // Candidates against each other where asked: their runs of the same rounds pair up too.
-      std::map<std::size_t, std::size_t> timed;  // candidate index -> its model's place in `timings`
-      for (std::size_t k = 0; k < pending.size(); ++k) timed[pending[k].index] = k + 1;
+      std::map<std::size_t, std::size_t> timed;  // candidate index -> its place in `pending`
+      for (std::size_t k = 0; k < pending.size(); ++k) timed[pending[k].index] = k;
       for (const auto& [i, j] : between) {
-        if (timed.count(i) == 0 || timed.count(j) == 0) continue;
-        const Pending& base = pending[timed[i] - 1];
-        const cost::Comparison derived =
-            comparison_of(base.signature, pending[timed[j] - 1].signature, timings[timed[i]], timings[timed[j]]);
+        const auto base = timed.find(i), other = timed.find(j);
+        if (base == timed.end() || other == timed.end()) continue;
+        const cost::Comparison derived = comparison_of(pending[base->second].signature, pending[other->second].signature,
+                                                       timings[base->second + 1], timings[other->second + 1]);
         cache_.insert(derived);
         measured_now_.insert({derived.original, derived.candidate});
         ++stats_.comparisons_derived;

@@ -176,11 +176,6 @@ def stable(samples, request):
     return error <= max(float(request["abs_error_ms"]), float(request["rel_error"]) * mean)
 
 
-def stable_ratios(samples, request, runs_at_limit=None):
-    """Paired: every model's comparison with the first is settled (`settled_ratio`)."""
-    return all(settled_ratio(samples[0], other, request, runs_at_limit) for other in samples[1:])
-
-
 def settled_ratio(first, other, request, runs_at_limit=None):
     """Paired: the median of the model's run-by-run log ratio to the first has a standard error
     (1.2533 x interquartile range / 1.349 / sqrt(runs), robust to disturbed runs) of at most

@@ -37,18 +37,18 @@ def expect(name, got, want):
 # A copy of the original, ratios spreading 5 %: after 30 rounds its median is within two
 # standard errors of 0.99, so it is not decided either way, and with no limit in sight it runs on.
 copy = paired(1.0, 0.05, 30, seed=1)
-expect("a copy, undecided, no limit", worker.stable_ratios(copy, REQUEST), False)
+expect("a copy, undecided, no limit", worker.settled_ratio(*copy, REQUEST), False)
 # With 40 rounds left at most, a gain would have to reach about 2 %: not in reach of a median at 1.
-expect("a copy, the limit near", worker.stable_ratios(copy, REQUEST, runs_at_limit=40), True)
+expect("a copy, the limit near", worker.settled_ratio(*copy, REQUEST, runs_at_limit=40), True)
 # A candidate 3 % faster at the same spread is not decided yet, but could be within the limit.
 gain = paired(0.97, 0.05, 30, seed=2)
-expect("a 3 % gain, the limit near", worker.stable_ratios(gain, REQUEST, runs_at_limit=40), False)
+expect("a 3 % gain, the limit near", worker.settled_ratio(*gain, REQUEST, runs_at_limit=40), False)
 # A candidate clearly faster or slower is decided whatever the limit.
-expect("a 20 % gain", worker.stable_ratios(paired(0.8, 0.02, 30, seed=3), REQUEST), True)
-expect("20 % slower", worker.stable_ratios(paired(1.2, 0.02, 30, seed=4), REQUEST), True)
+expect("a 20 % gain", worker.settled_ratio(*paired(0.8, 0.02, 30, seed=3), REQUEST), True)
+expect("20 % slower", worker.settled_ratio(*paired(1.2, 0.02, 30, seed=4), REQUEST), True)
 # Without decide_at (a plain timing to a precision), the limits change nothing.
 plain = dict(REQUEST, decide_at=0)
-expect("a copy, no decide_at", worker.stable_ratios(copy, plain, runs_at_limit=40), False)
+expect("a copy, no decide_at", worker.settled_ratio(*copy, plain, runs_at_limit=40), False)
 # The rounds at the limits, at the pace so far.
 expect("rounds at the time limit", worker.runs_at_limit(20, 10.0, REQUEST), 60)
 expect("rounds at max_runs", worker.runs_at_limit(20, 0.1, REQUEST), 400)
