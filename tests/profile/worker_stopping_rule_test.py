@@ -3,7 +3,7 @@
 synthetic run times: decided comparisons stop, and so does one that the runs left before the
 limits cannot turn into a gain; one that still can goes on. On fake sessions with a fake clock:
 a settled candidate leaves the rounds and the later blocks, and a large model's warm-up stops at
-"warmup_seconds". Run by ctest; exits 1 on a failure."""
+"warmup_seconds". The timing inputs' cache. Run by ctest; exits 1 on a failure."""
 import importlib.util
 import math
 import sys
@@ -127,7 +127,34 @@ for bound, want in ((0, 3), (0.25, 1)):
     session_ = made["big"][0]
     expect(f"warm-up runs with warmup_seconds {bound}", session_.runs - 2, want)
 
-CHECKS = 15
+# The timing inputs: drawn once per seed and input types, the values a fresh draw gives; the least
+# recently used dropped beyond the cache's capacity.
+class Input:
+    def __init__(self, name, shape):
+        self.name, self.type, self.shape = name, "tensor(float)", shape
+
+
+class InputSession:
+    def __init__(self, *inputs):
+        self.inputs = list(inputs)
+
+    def get_inputs(self):
+        return self.inputs
+
+
+a = InputSession(Input("x", [1, "N", 8]), Input("y", [3]))
+b = InputSession(Input("other", [1, 2, 8]), Input("names", [3]))
+request = {"seed": 5, "dims": {"N": 2}}
+cache = worker.FeedCache(capacity=100)  # bytes: a's 76, then 20 and 24 more
+first = cache.feeds(a, request)
+fresh = worker.feeds(a, request, np.random.default_rng(5))
+expect("cached inputs are a fresh draw's", all(np.array_equal(first[k], fresh[k]) for k in fresh), True)
+expect("another session of the same input types shares them", cache.feeds(b, request)["other"] is first["x"], True)
+cache.feeds(InputSession(Input("z", [5])), request)
+cache.feeds(InputSession(Input("w", [6])), request)
+expect("the oldest dropped beyond the capacity", cache.feeds(a, request)["x"] is first["x"], False)
+
+CHECKS = 18
 for failure in failures:
     print("FAILED:", failure)
 print(f"{CHECKS - len(failures)} of {CHECKS} checks passed")
