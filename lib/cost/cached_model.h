@@ -48,6 +48,10 @@ class CachedModel : public CostModel {
   int64_t hits() const { return hits_.load(std::memory_order_relaxed); }
   int64_t misses() const { return misses_.load(std::memory_order_relaxed); }
 
+  /// The misses of modelled nodes on the calling thread, counted over every CachedModel (a
+  /// search runs on one thread with one model): their estimates stand until measured.
+  int64_t provisional_answers() const override;
+
   /// True when some modelled signature missed since the last take_misses.
   bool pending_misses() const;
 

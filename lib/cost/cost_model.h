@@ -1,6 +1,7 @@
 // The cost model interface: a cost per node, summed over the graph, with an optional memory cap.
 #pragma once
 
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -26,6 +27,12 @@ class CostModel {
   /// ops::folded_nodes) costs 0. When the graph's tensors need more than the memory cap, the cost is
   /// Cost::infinite() (MetaFlow §4.1). Throws std::logic_error for a graph with a cycle.
   Cost graph_cost(const ir::Graph& graph) const;
+
+  /// How many of the calling thread's node_cost calls so far gave an answer that a later
+  /// measurement may change (a measured model's misses, which it remembers to have measured); 0
+  /// for a model whose answers are all final. A search during which this count did not grow would
+  /// find the same again on the same graph, whatever is measured in between.
+  virtual int64_t provisional_answers() const { return 0; }
 
   /// Caps the memory a graph may use (memory_upper_bound, in bytes); +infinity means no cap.
   void set_memory_cap_bytes(double bytes) { memory_cap_bytes_ = bytes; }

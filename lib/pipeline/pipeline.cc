@@ -97,6 +97,7 @@ Json split_json(const search::SplitStats& split, std::size_t threshold) {
           {"largest_part", split.largest_part},
           {"disabled_matches", split.disabled_matches},
           {"resplit_parts", split.resplit_parts},
+          {"reused_part_searches", split.reused_parts},
           {"seam_regions", split.seam_regions},
           {"seam_substitutions", split.seam_steps},
           {"measured_parts", split.judged},

@@ -6,6 +6,7 @@
 #include <exception>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <thread>
 #include <unordered_map>
@@ -164,6 +165,7 @@ class Optimizer {
     SearchResult dropped;  ///< Counters of the searches that reached the part budget.
     std::size_t resplits = 0;
     std::size_t disabled = 0;
+    std::size_t reused = 0;  ///< Searches taken from the memo.
   };
 
   /// The result of searching the whole graph as one.
@@ -184,7 +186,7 @@ class Optimizer {
     matches_ = with_two_step_matches(input_, matcher_, without_weight_only(input_, matcher_.find_all(input_)));
     Partition partition = split_graph(input_, matches_, options_.split_threshold);
     if (partition.parts.size() == 1) partition = halves_of(partition.parts.front());
-    if (memo) *memo = SplitMemo{hash, options_.split_threshold, matches_, partition, true};
+    if (memo) *memo = SplitMemo{hash, options_.split_threshold, matches_, partition, true, {}};
     return partition;
   }
 
@@ -212,7 +214,7 @@ class Optimizer {
   /// searches the halves instead (recursively), so that no part's search space runs away.
   void search_part(const std::vector<ir::NodeId>& nodes, PartOutcome& outcome) const {
     Subgraph part = extract(input_, nodes);
-    SearchResult found = run_search(options_.mode, part.graph, matcher_, model_, part_options());
+    SearchResult found = part_search(part.graph, nodes, outcome);
     if (!reached_part_budget(found) || nodes.size() < 2) {
       outcome.searches.push_back({std::move(part), std::move(found)});
       return;
@@ -226,6 +228,27 @@ class Optimizer {
     for (const std::vector<ir::NodeId>& half : halves.parts) search_part(half, outcome);
   }
 
+  /// The search of the part of `nodes`: the memo's, where an earlier call on this graph left a
+  /// final one (SplitMemo::final_searches), else run, and left there when final.
+  SearchResult part_search(const ir::Graph& part, const std::vector<ir::NodeId>& nodes, PartOutcome& outcome) const {
+    SplitMemo* memo = options_.split_memo;
+    if (memo) {
+      const std::lock_guard<std::mutex> lock(memo_mutex_);
+      const auto known = memo->final_searches.find(nodes);
+      if (known != memo->final_searches.end()) {
+        ++outcome.reused;
+        return known->second;
+      }
+    }
+    const int64_t provisional = model_.provisional_answers();
+    SearchResult found = run_search(options_.mode, part, matcher_, model_, part_options());
+    if (memo && found.stop != StopReason::kTimeLimit && model_.provisional_answers() == provisional) {
+      const std::lock_guard<std::mutex> lock(memo_mutex_);
+      memo->final_searches.emplace(nodes, found);
+    }
+    return found;
+  }
+
   /// Searches every part (in parallel) and stitches the results in the parts' order.
   ir::Graph search_parts(const Partition& partition) {
     std::vector<PartOutcome> outcomes(partition.parts.size());
@@ -236,6 +259,7 @@ class Optimizer {
       count_work(result_.search, outcome.dropped);
       result_.split.resplit_parts += outcome.resplits;
       result_.split.disabled_matches += outcome.disabled;
+      result_.split.reused_parts += outcome.reused;
       for (PartSearch& search : outcome.searches) searches.push_back(std::move(search));
     }
     result_.split.parts = searches.size();
@@ -363,6 +387,7 @@ class Optimizer {
   const int threads_;
   std::vector<rewrite::Match> matches_;  ///< Every match of the input, two-step ones included.
   std::unordered_map<ir::NodeId, std::size_t> part_of_;  ///< Node of the stitched graph → its part.
+  mutable std::mutex memo_mutex_;  ///< Guards SplitMemo::final_searches, written by the parts' threads.
   OptimizeResult result_;
 };
 

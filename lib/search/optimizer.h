@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "cost/cost_model.h"
@@ -38,15 +39,22 @@ class PartJudge {
   virtual bool keep(const ir::Graph& original, const ir::Graph& candidate, double predicted_ratio) = 0;
 };
 
-/// The split of one input graph, kept between optimize calls on that same graph: the split depends
-/// only on the graph and the rules, and the measured search searches one graph several times as
-/// its costs improve (finding the matches that weigh the cuts takes seconds on wide graphs).
+/// The split of one input graph, kept between optimize calls on that same graph with the same
+/// rules and options: the split depends only on the graph and the rules, and the measured search
+/// searches one graph several times as its costs improve (finding the matches that weigh the cuts
+/// takes seconds on wide graphs).
 struct SplitMemo {
   uint64_t graph_hash = 0;
   std::size_t threshold = 0;
   std::vector<rewrite::Match> matches;  ///< Every match of the graph, two-step ones included.
   Partition partition;
   bool valid = false;
+  /// The searches of parts (by their nodes in the graph) that ended on their own (not at the
+  /// time limit) and during which the cost model gave no provisional answer
+  /// (CostModel::provisional_answers): a later call takes them as they are, as searching the part
+  /// again would find the same. In the measured search, only the parts that met an unmeasured
+  /// signature are searched again in its next round (the 32-branch block's rounds took 5 s each).
+  std::map<std::vector<ir::NodeId>, SearchResult> final_searches;
 };
 
 /// How to optimize a whole graph.
@@ -85,6 +93,7 @@ struct SplitStats {
   std::size_t largest_part = 0;     ///< Nodes.
   std::size_t disabled_matches = 0; ///< Matches of the input graph that the cuts disabled.
   std::size_t resplit_parts = 0;    ///< Parts split again because their search reached the part budget.
+  std::size_t reused_parts = 0;     ///< Part searches taken from SplitMemo::final_searches.
   std::size_t seam_regions = 0;     ///< Regions around seams searched again.
   std::size_t seam_steps = 0;       ///< Substitutions found there.
   std::size_t judged = 0;           ///< Changed parts and seam regions the judge was asked about.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -312,6 +313,46 @@ TEST_CASE("split, search and stitch keep what the graph computes and find the un
   options.threads = 1;
   const search::OptimizeResult serial = search::optimize(graph, testing::shipped_matcher(), model, options);
   CHECK(serial.search.best.structural_hash() == split.search.best.structural_hash());
+}
+
+/// The v100 estimate, whose answers for the nodes that read the value named `name` are
+/// provisional (as a measured model's misses are until measured). Counts over all threads: for
+/// one-thread runs.
+class ReadingProvisional : public cost::CostModel {
+ public:
+  explicit ReadingProvisional(std::string name) : name_(std::move(name)) {}
+  cost::Cost node_cost(const ir::Graph& graph, ir::NodeId id) const override {
+    for (ir::ValueId input : graph.node(id).inputs) {
+      if (input != ir::kNoValue && graph.value(input).name == name_) ++provisional_;
+    }
+    return testing::v100().node_cost(graph, id);
+  }
+  int64_t provisional_answers() const override { return provisional_; }
+
+ private:
+  std::string name_;
+  mutable int64_t provisional_ = 0;
+};
+
+TEST_CASE("a part's search is taken from the memo in the next call unless a cost it met was provisional",
+          "[search][split]") {
+  const ir::Graph graph = resnet_chain(8);
+  const ReadingProvisional model("x");  // the first convolution, in the first part
+  search::SplitMemo memo;
+  search::OptimizerOptions options;
+  options.split_threshold = 10;
+  options.threads = 1;
+  options.split_memo = &memo;
+  const search::OptimizeResult once = search::optimize(graph, testing::shipped_matcher(), model, options);
+  REQUIRE(once.split.parts > 2);
+  CHECK(once.split.reused_parts == 0);
+  CHECK(memo.final_searches.size() == once.split.parts - 1);  // all but the part of the first conv
+
+  const search::OptimizeResult again = search::optimize(graph, testing::shipped_matcher(), model, options);
+  CHECK(again.split.reused_parts == once.split.parts - 1);
+  CHECK(again.search.best.structural_hash() == once.search.best.structural_hash());
+  CHECK(again.search.best_cost.time_ms == once.search.best_cost.time_ms);
+  CHECK(runtime::check_equivalent(graph, again.search.best).passed());
 }
 
 TEST_CASE("a part whose search reaches the part budget is split again, and the result computes the same",
