@@ -28,8 +28,9 @@ struct GuardOptions {
   /// sessions, as one pair of onnxruntime sessions of the same file timed up to 3 % apart
   /// (DistilBERT, the later-created one faster: the candidate's side).
   profile::TimingLimits whole = {3, kWarmupSeconds, 20, 100, 30.0, 0.005, 5e-4, true, 4};
-  /// A whole graph measured at least min_gain faster but within the noise is timed again, from
-  /// scratch, until the ratio is known to 0.25 %, at most 400 runs or 60 s, and judged on that:
+  /// A whole graph measured at least min_gain faster but within the noise is timed again, going
+  /// on from the first timing's runs (Measurer::compare_again), until the ratio over both is
+  /// known to 0.25 %, at most 400 more runs or 60 s, and judged on that:
   /// on a noisy machine (run-by-run ratios spreading 10-16 %) 40 runs bound a gain only beyond
   /// 4-6 %, and MaxViT-T's Einsums as MatMul, 1.03-1.05x in `bench`, were kept out.
   profile::TimingLimits again = {3, kWarmupSeconds, 20, 400, 60.0, 0.0025, 5e-4, true, 4};

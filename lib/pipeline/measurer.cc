@@ -185,8 +185,8 @@ std::vector<std::optional<cost::Comparison>> Measurer::compare_all(
   std::vector<cost::Comparison> measured;
   if (pending.size() > 1) {
     // All in one request, alternated with the original: one set of its runs for all of them.
-    std::vector<profile::Profiler::Model> models = {{&first_run, original_file}};
-    for (const Pending& candidate : pending) models.push_back({&candidate.run, {}});
+    std::vector<profile::Profiler::Model> models = {{&first_run, original_file, {}}};
+    for (const Pending& candidate : pending) models.push_back({&candidate.run, {}, {}});
     // A round runs every model once: the time a pair had, per model, so that each comparison
     // gets as many rounds as it would alone.
     profile::TimingLimits together = limits;
@@ -206,7 +206,6 @@ std::vector<std::optional<cost::Comparison>> Measurer::compare_all(
         const cost::Comparison derived = comparison_of(pending[base->second].signature, pending[other->second].signature,
                                                        timings[base->second + 1], timings[other->second + 1]);
         cache_.insert(derived);
-        measured_now_.insert({derived.original, derived.candidate});
         ++stats_.comparisons_derived;
       }
     } catch (const Error& failure) {
@@ -222,7 +221,6 @@ std::vector<std::optional<cost::Comparison>> Measurer::compare_all(
   for (std::size_t k = 0; k < pending.size(); ++k) {
     ++stats_.comparisons_measured;
     cache_.insert(measured[k]);
-    measured_now_.insert({first, pending[k].signature});
     results[pending[k].index] = remember(pending[k].alike, measured[k]);
   }
   changed_ = true;
@@ -236,12 +234,14 @@ std::optional<cost::Comparison> Measurer::compare_again(const ir::Graph& origina
   const std::string first = signature(original, original_file);
   std::vector<std::string> unknown;
   Pending pending{0, cost::graph_signature(candidate, sizes_), {}, {}, {}};
-  if (measured_now_.count({first, pending.signature}) == 0) return std::nullopt;
+  const auto runs = measured_now_.find({first, pending.signature});
+  if (runs == measured_now_.end()) return std::nullopt;
+  const std::vector<std::vector<double>> prior = runs->second;
   const ir::Graph first_run = with_integers(original, unknown);
   pending.unknown = unknown;
   pending.run = with_integers(candidate, pending.unknown);
   const Clock::time_point start = Clock::now();
-  const cost::Comparison measured = measure_pair(first, first_run, original_file, pending, limits);
+  const cost::Comparison measured = measure_pair(first, first_run, original_file, pending, limits, prior);
   stats_.seconds += seconds_since(start);
   ++stats_.comparisons_measured;
   if (!measured.error.empty()) return std::nullopt;
@@ -253,6 +253,10 @@ std::optional<cost::Comparison> Measurer::compare_again(const ir::Graph& origina
 cost::Comparison Measurer::comparison_of(const std::string& first, const std::string& second,
                                          const profile::Timing& original, const profile::Timing& candidate) {
   const profile::Ratio ratio = profile::paired_ratio(original.samples_ms, candidate.samples_ms);
+  const std::size_t rounds = std::min(original.samples_ms.size(), candidate.samples_ms.size());
+  measured_now_[{first, second}] = {
+      std::vector<double>(original.samples_ms.begin(), original.samples_ms.begin() + static_cast<std::ptrdiff_t>(rounds)),
+      std::vector<double>(candidate.samples_ms.begin(), candidate.samples_ms.begin() + static_cast<std::ptrdiff_t>(rounds))};
   cache_.insert({second, backend_, candidate.median_ms, candidate.spread_ms, candidate.runs, {}});
   cost::Comparison comparison{first, second, backend_, ratio.median, ratio.spread, ratio.runs, {}};
   comparison.original_ms = original.median_ms;
@@ -264,10 +268,15 @@ cost::Comparison Measurer::comparison_of(const std::string& first, const std::st
 
 cost::Comparison Measurer::measure_pair(const std::string& first, const ir::Graph& first_run,
                                         const std::string& original_file, const Pending& candidate,
-                                        const profile::TimingLimits& limits) {
+                                        const profile::TimingLimits& limits,
+                                        const std::vector<std::vector<double>>& prior) {
   try {
-    const std::vector<profile::Timing> timings =
-        profiler_->time_models({{&first_run, original_file}, {&candidate.run, {}}}, sizes_, limits);
+    std::vector<profile::Profiler::Model> models = {{&first_run, original_file, {}}, {&candidate.run, {}, {}}};
+    if (prior.size() == 2) {
+      models[0].prior_ms = prior[0];
+      models[1].prior_ms = prior[1];
+    }
+    const std::vector<profile::Timing> timings = profiler_->time_models(models, sizes_, limits);
     cache_.insert({first, backend_, timings[0].median_ms, timings[0].spread_ms, timings[0].runs, {}});
     return comparison_of(first, candidate.signature, timings[0], timings[1]);
   } catch (const Error& failure) {

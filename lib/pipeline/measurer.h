@@ -101,10 +101,12 @@ class Measurer {
       const std::string& original_file = {}, const std::vector<std::pair<std::size_t, std::size_t>>& between = {});
 
   /// The comparison of a pair that compare or compare_all measured in this run (not one read
-  /// from the cache or reused), timed again from scratch within `limits` and cached in its
-  /// place; nullopt (the first kept) for any other pair, without a profiler, or when the target
-  /// fails this time. A warm run reads the second comparison and is not timed again, so it takes
-  /// the decision the cold run took.
+  /// from the cache or reused), timed again within `limits`, going on from the runs this run
+  /// already made of the pair (Profiler::Model::prior_ms: they count towards the stopping rule
+  /// and are pooled into the result; `limits` bound the new rounds), and cached in its place;
+  /// nullopt (the first kept) for any other pair, without a profiler, or when the target fails
+  /// this time. A warm run reads the second comparison and is not timed again, so it takes the
+  /// decision the cold run took.
   std::optional<cost::Comparison> compare_again(const ir::Graph& original, const ir::Graph& candidate,
                                                 const profile::TimingLimits& limits,
                                                 const std::string& original_file = {});
@@ -121,12 +123,13 @@ class Measurer {
  private:
   struct Pending;
   /// The comparison of `candidate`'s timing with the original's (and the candidate's own time,
-  /// cached under `second`).
+  /// cached under `second`); the runs of the pair are kept in measured_now_.
   cost::Comparison comparison_of(const std::string& first, const std::string& second,
                                  const profile::Timing& original, const profile::Timing& candidate);
   /// One pending candidate timed against the original alone; a failure is the comparison's error.
   cost::Comparison measure_pair(const std::string& first, const ir::Graph& first_run, const std::string& original_file,
-                                const Pending& candidate, const profile::TimingLimits& limits);
+                                const Pending& candidate, const profile::TimingLimits& limits,
+                                const std::vector<std::vector<double>>& prior = {});
   /// `comparison` kept under `alike` (when not empty) for pairs that time like it; what
   /// compare answers for it.
   std::optional<cost::Comparison> remember(const std::string& alike, const cost::Comparison& comparison);
@@ -140,8 +143,9 @@ class Measurer {
   /// The comparisons of this run (found in the cache or measured) by the timing signatures of
   /// the pair: "original -> candidate".
   std::map<std::string, cost::Comparison> alike_;
-  /// (original, candidate) keys of the pairs timed in this run, which compare_again may time again.
-  std::set<std::pair<std::string, std::string>> measured_now_;
+  /// The pairs timed in this run by their (original, candidate) keys, which compare_again may
+  /// time again: the original's and the candidate's runs of the rounds both ran.
+  std::map<std::pair<std::string, std::string>, std::vector<std::vector<double>>> measured_now_;
 
   cost::CostCache cache_;
   std::string cache_path_;

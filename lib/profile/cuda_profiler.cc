@@ -1,6 +1,7 @@
 // Timing graphs and nodes on the GPU.
 #include "profile/cuda_profiler.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "ir/error.h"
@@ -43,6 +44,12 @@ TimingLimits CudaProfiler::node_limits() {
 
 std::vector<Timing> CudaProfiler::time_graphs(const std::vector<const ir::Graph*>& graphs,
                                               const cost::DimSizes& sizes, const TimingLimits& limits) {
+  return time_with_prior(graphs, sizes, limits, {});
+}
+
+std::vector<Timing> CudaProfiler::time_with_prior(const std::vector<const ir::Graph*>& graphs,
+                                                  const cost::DimSizes& sizes, const TimingLimits& limits,
+                                                  const std::vector<std::vector<double>>& prior) {
   runtime::CheckOptions options;
   options.dims = sizes;
   std::vector<std::unique_ptr<runtime::cuda::CudaExecutor>> executors;
@@ -58,7 +65,7 @@ std::vector<Timing> CudaProfiler::time_graphs(const std::vector<const ir::Graph*
     runs.push_back([executor] { return executor->timed_run(); });
   }
   std::vector<Timing> timings;
-  for (std::vector<double>& samples : time_alternately(runs, limits)) timings.push_back(summarize(std::move(samples)));
+  for (std::vector<double>& samples : time_alternately(runs, limits, prior)) timings.push_back(summarize(std::move(samples)));
   measurements_ += static_cast<int64_t>(graphs.size());
   return timings;
 }
@@ -68,7 +75,9 @@ std::vector<Timing> CudaProfiler::time_models(const std::vector<Model>& models, 
   std::vector<ir::Graph> imported;
   imported.reserve(models.size());
   std::vector<const ir::Graph*> graphs;
+  std::vector<std::vector<double>> prior;
   for (const Model& model : models) {
+    prior.push_back(model.prior_ms);
     if (model.file.empty()) {
       graphs.push_back(model.graph);
       continue;
@@ -76,7 +85,10 @@ std::vector<Timing> CudaProfiler::time_models(const std::vector<Model>& models, 
     imported.push_back(onnx_io::import_model(model.file));
     graphs.push_back(&imported.back());
   }
-  return time_graphs(graphs, sizes, limits);
+  if (std::all_of(prior.begin(), prior.end(), [](const std::vector<double>& runs) { return runs.empty(); })) {
+    prior.clear();
+  }
+  return time_with_prior(graphs, sizes, limits, prior);
 }
 
 cost::CacheEntry CudaProfiler::measure_node(const cost::Miss& miss, const cost::DimSizes& sizes) {

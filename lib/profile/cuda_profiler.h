@@ -38,6 +38,10 @@ class CudaProfiler : public Profiler {
   const std::vector<std::vector<std::string>>& algorithms() const { return algorithms_; }
 
  private:
+  /// time_graphs, going on from `prior` (time_alternately's).
+  std::vector<Timing> time_with_prior(const std::vector<const ir::Graph*>& graphs, const cost::DimSizes& sizes,
+                                      const TimingLimits& limits, const std::vector<std::vector<double>>& prior);
+
   uint32_t seed_;
   cost::CacheHeader header_;
   int64_t measurements_ = 0;

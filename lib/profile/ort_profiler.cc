@@ -11,7 +11,6 @@
 #include "ir/error.h"
 #include "ir/log.h"
 #include "onnx_io/onnx_io.h"
-#include "search/subgraph.h"
 
 namespace graphsub::profile {
 namespace {
@@ -66,14 +65,16 @@ TimingLimits OrtProfiler::node_limits() {
 std::vector<Timing> OrtProfiler::time_graphs(const std::vector<const ir::Graph*>& graphs,
                                              const cost::DimSizes& sizes, const TimingLimits& limits) {
   std::vector<Model> models;
-  for (const ir::Graph* graph : graphs) models.push_back({graph, {}});
+  for (const ir::Graph* graph : graphs) models.push_back({graph, {}, {}});
   return time_models(models, sizes, limits);
 }
 
 std::vector<Timing> OrtProfiler::time_models(const std::vector<Model>& models, const cost::DimSizes& sizes,
                                              const TimingLimits& limits) {
   std::vector<std::string> paths, exported;
+  std::vector<std::vector<double>> prior;
   for (const Model& model : models) {
+    prior.push_back(model.prior_ms);
     if (!model.file.empty()) {
       paths.push_back(model.file);
       continue;
@@ -82,9 +83,12 @@ std::vector<Timing> OrtProfiler::time_models(const std::vector<Model>& models, c
     exported.push_back(paths.back());
     onnx_io::export_model(*model.graph, paths.back());
   }
+  if (std::all_of(prior.begin(), prior.end(), [](const std::vector<double>& runs) { return runs.empty(); })) {
+    prior.clear();
+  }
   std::vector<Timing> timings;
   try {
-    timings = worker_.time_files(paths, settings_, sizes, limits);
+    timings = worker_.time_files(paths, settings_, sizes, limits, 0, prior);
   } catch (const Error&) {
     for (const std::string& path : exported) std::filesystem::remove(path);
     throw;
@@ -154,22 +158,6 @@ cost::CacheEntry OrtProfiler::measure_node(const cost::Miss& miss, const cost::D
     timing.median_ms = std::max(0.0, timing.median_ms - overhead);
     return timing;
   });
-}
-
-cost::CacheEntry node_entry(const cost::Miss& miss, const std::string& backend,
-                            const std::function<Timing(const ir::Graph&)>& time_node) {
-  cost::CacheEntry entry{miss.signature, backend, 0, 0, 0, {}};
-  try {
-    const search::Subgraph node = search::extract(miss.graph, {miss.node});
-    const Timing timing = time_node(node.graph);
-    entry.median_ms = timing.median_ms;
-    entry.spread_ms = timing.spread_ms;
-    entry.runs = timing.runs;
-  } catch (const Error& error) {
-    entry.error = error.what();
-    logger("profile")->debug("cannot measure {}: {}", miss.signature, entry.error);
-  }
-  return entry;
 }
 
 }  // namespace graphsub::profile

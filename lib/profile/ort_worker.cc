@@ -64,8 +64,9 @@ std::string OrtWorker::request(const std::string& line, double timeout_s) {
 }
 
 std::vector<Timing> OrtWorker::time_files(const std::vector<std::string>& paths, const OrtSettings& settings,
-                                          const cost::DimSizes& sizes, const TimingLimits& limits, uint32_t seed) {
-  const Json ask = {{"cmd", "time"},           {"models", paths},
+                                          const cost::DimSizes& sizes, const TimingLimits& limits, uint32_t seed,
+                                          const std::vector<std::vector<double>>& prior_ms) {
+  Json ask = {{"cmd", "time"},           {"models", paths},
                     {"threads", settings.threads}, {"level", settings.level},
                     {"dims", sizes},           {"seed", seed},
                     {"warmup", limits.warmup}, {"warmup_seconds", limits.warmup_seconds},
@@ -74,6 +75,7 @@ std::vector<Timing> OrtWorker::time_files(const std::vector<std::string>& paths,
                     {"rel_error", limits.rel_error}, {"abs_error_ms", limits.abs_error_ms},
                     {"paired", limits.paired}, {"sessions", limits.sessions},
                     {"decide_at", limits.decide_at}};
+  if (!prior_ms.empty()) ask["prior_ms"] = prior_ms;
   const Json answer = parse_answer(request(ask.dump(), limits.max_seconds + kSessionSeconds));
   std::vector<Timing> timings;
   for (const Json& samples : answer.at("samples_ms")) timings.push_back(summarize(samples.get<std::vector<double>>()));

@@ -68,10 +68,12 @@ class OrtWorker {
   const OrtInfo& info() const { return info_; }
 
   /// Times the model files alternately (lib/profile/ort_worker.py says how), symbolic dims at
-  /// `sizes`, inputs from `seed`: one Timing per file. Throws graphsub::Error with onnxruntime's
-  /// message when a model cannot be loaded or run.
+  /// `sizes`, inputs from `seed`: one Timing per file. With `prior_ms` (one list per file, of one
+  /// length), the timing goes on from those runs and includes them. Throws graphsub::Error with
+  /// onnxruntime's message when a model cannot be loaded or run.
   std::vector<Timing> time_files(const std::vector<std::string>& paths, const OrtSettings& settings,
-                                 const cost::DimSizes& sizes, const TimingLimits& limits, uint32_t seed = 0);
+                                 const cost::DimSizes& sizes, const TimingLimits& limits, uint32_t seed = 0,
+                                 const std::vector<std::vector<double>>& prior_ms = {});
 
   /// Runs `reference` and `candidate` in onnxruntime on `samples` sets of seeded random inputs
   /// (set i from seed + i, drawn as graphsub's reference check draws them) and compares their

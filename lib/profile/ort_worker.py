@@ -9,7 +9,8 @@ and the worker goes on with the next request.
     -> {"ok": true, "onnxruntime": "1.23.2", "cpu": "<model name>", "python": "3.11.7"}
   {"cmd": "time", "models": [path, ...], "threads": 1, "level": "all", "dims": {"N": 8},
    "seed": 0, "warmup": 3, "warmup_seconds": 0 (optional), "min_runs": 10, "max_runs": 100,
-   "max_seconds": 5.0, "rel_error": 0.01, "abs_error_ms": 0.0005, "paired": false}
+   "max_seconds": 5.0, "rel_error": 0.01, "abs_error_ms": 0.0005, "paired": false,
+   "prior_ms": [[...], ...] (optional)}
     -> {"ok": true, "samples_ms": [[...], ...]}   (one list of run times per model, in order)
 
   {"cmd": "profile", "models": [path, ...], "threads": 1, "level": "all", "dims": {}, "seed": 0,
@@ -63,7 +64,11 @@ that median is below log(decide_at) by three of those standard errors or above i
 cannot become a gain before the limits: the rounds max_runs and max_seconds leave, at the pace so
 far, would bound a gain only beyond 2 x 1.2533 x spread / sqrt(those rounds), and the median is
 not below that bound or log(decide_at)); or at max_runs; or once max_seconds have passed (with
-at least three runs each). With "paired", a candidate whose comparison is settled by that rule
+at least three runs each). With "prior_ms" (one list per model, of equal length: runs an earlier
+request made of the same models, round by round), the timing goes on from those runs: they open
+each model's samples, the stopping rule counts them, and the answer includes them; max_runs and
+max_seconds bound this request's own rounds (a gain within the noise timed again to a finer
+precision needs not repeat the runs it already has). With "paired", a candidate whose comparison is settled by that rule
 before the others leaves the rounds (and the blocks after, which make no session of it): its
 runs are the first rounds', still paired with the first model's runs of the same rounds, and the
 rounds left run the others faster (a whole-graph check times up to five graphs the size of the
@@ -267,14 +272,17 @@ def time_models(request):
     # Rounds of each of the first blocks: an even number, so that a block runs as many A B as B A
     # rounds. With one block, that block runs until the numbers are stable.
     size = even(max(2, math.ceil(int(request["min_runs"]) / blocks)))
-    samples = [[] for _ in paths]
+    prior = request.get("prior_ms") or [[] for _ in paths]
+    if len(prior) != len(paths) or len({len(p) for p in prior}) > 1:
+        raise ValueError("prior_ms needs one list of runs per model, all of the same length")
+    samples = [[float(x) for x in p] for p in prior]
     active = list(range(len(paths)))  # the models the rounds run: the first always
     start = time.perf_counter()
     rounds = 0
 
     def enough():  # the stopping rule, with the rounds the limits leave at the pace so far
         nonlocal active
-        limit = runs_at_limit(rounds, time.perf_counter() - start, request)
+        limit = len(prior[0]) + runs_at_limit(rounds, time.perf_counter() - start, request)
         if request.get("paired") and len(paths) > 1:
             active = [0] + [i for i in active[1:] if not settled_ratio(samples[0], samples[i], request, limit)]
             return len(active) == 1

@@ -44,18 +44,19 @@ class Profiler {
   struct Model {
     const ir::Graph* graph = nullptr;
     std::string file;
+    /// Runs of this model an earlier timing in this process made, round by round with the other
+    /// models' (all of one length, or all empty): the timing goes on from them, its stopping
+    /// rule counting them, and its Timing includes them.
+    std::vector<double> prior_ms;
   };
 
   /// time_graphs, where a model with a file is timed as that file rather than as an export of its
   /// graph: the user's input as they run it (an export of its graph may run differently: the
   /// value_info it writes lets onnxruntime apply fusions it could not apply to the bare input).
-  /// A profiler that times graphs only (a test's table) times each model's graph.
+  /// A profiler that times graphs only (a test's table) times each model's graph, and pools the
+  /// prior runs with what it timed afterwards.
   virtual std::vector<Timing> time_models(const std::vector<Model>& models, const cost::DimSizes& sizes,
-                                          const TimingLimits& limits) {
-    std::vector<const ir::Graph*> graphs;
-    for (const Model& model : models) graphs.push_back(model.graph);
-    return time_graphs(graphs, sizes, limits);
-  }
+                                          const TimingLimits& limits);
 
   /// Measures the node of `miss` on its own: the cache entry of its signature, whose time is
   /// what the node adds to a graph's run (the profiler's fixed per-run overhead taken out), or

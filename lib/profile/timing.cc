@@ -81,7 +81,8 @@ bool stable_ratios(const std::vector<std::vector<double>>& samples, const Timing
 
 }  // namespace
 
-std::vector<std::vector<double>> time_alternately(const std::vector<TimedRun>& runs, const TimingLimits& limits) {
+std::vector<std::vector<double>> time_alternately(const std::vector<TimedRun>& runs, const TimingLimits& limits,
+                                                  const std::vector<std::vector<double>>& prior) {
   for (const TimedRun& run : runs) {
     double warmed_ms = 0;
     for (int i = 0; i < std::max(1, limits.warmup); ++i) {
@@ -89,7 +90,7 @@ std::vector<std::vector<double>> time_alternately(const std::vector<TimedRun>& r
       if (limits.warmup_seconds > 0 && warmed_ms >= 1000 * limits.warmup_seconds) break;
     }
   }
-  std::vector<std::vector<double>> samples(runs.size());
+  std::vector<std::vector<double>> samples = prior.size() == runs.size() ? prior : std::vector<std::vector<double>>(runs.size());
   const auto start = std::chrono::steady_clock::now();
   for (int round = 0; round < limits.max_runs; ++round) {
     for (std::size_t k = 0; k < runs.size(); ++k) {

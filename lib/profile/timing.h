@@ -79,8 +79,11 @@ using TimedRun = std::function<double()>;
 /// at most max(abs_error_ms, rel_error × mean) — with `paired`, until the median of each model's
 /// run-by-run log ratio to the first has a standard error of at most rel_error — or max_runs
 /// rounds, or max_seconds of wall-clock time (after at least three rounds). Returns each model's
-/// samples in the order they ran.
-std::vector<std::vector<double>> time_alternately(const std::vector<TimedRun>& runs, const TimingLimits& limits);
+/// samples in the order they ran. With `prior` (one list per model, of one length: runs an
+/// earlier timing made), the samples open with those runs and the stopping rule counts them;
+/// max_runs and max_seconds bound the new rounds.
+std::vector<std::vector<double>> time_alternately(const std::vector<TimedRun>& runs, const TimingLimits& limits,
+                                                  const std::vector<std::vector<double>>& prior = {});
 
 /// The value below which `fraction` (0..1) of the sorted `values` lie, by linear interpolation.
 double percentile(const std::vector<double>& sorted, double fraction);

@@ -210,6 +210,23 @@ TEST_CASE("candidates timed together are compared with each other where asked, o
                                           "onnxruntime-cpu") == nullptr);
 }
 
+TEST_CASE("a pair timed again goes on from the runs this run made of it", "[pipeline]") {
+  // The guard's "again" timing of a gain within the noise: the first timing's runs count and are
+  // pooled into the second comparison (the table profiler times three runs per request).
+  TableProfiler* table = nullptr;
+  auto measurer = table_measurer("", table);
+  const auto [fused, separate] = timed_pair(*table);
+  REQUIRE(measurer->compare(separate, fused, {})->runs == 3);
+  const std::optional<cost::Comparison> again = measurer->compare_again(separate, fused, {});
+  REQUIRE(again.has_value());
+  CHECK(again->runs == 6);
+  CHECK(again->median_ratio == 0.5);
+  CHECK(measurer->compare_again(separate, fused, {})->runs == 9);
+  CHECK(table->graph_requests == 3);
+  // What is cached is the pooled comparison.
+  CHECK(measurer->compare(separate, fused, {})->runs == 9);
+}
+
 TEST_CASE("graphs the target cannot run have no comparison, and are not tried again", "[pipeline]") {
   TableProfiler* table = nullptr;
   auto measurer = table_measurer("", table);

@@ -3,7 +3,7 @@
 synthetic run times: decided comparisons stop, and so does one that the runs left before the
 limits cannot turn into a gain; one that still can goes on. On fake sessions with a fake clock:
 a settled candidate leaves the rounds and the later blocks, and a large model's warm-up stops at
-"warmup_seconds". The timing inputs' cache. Run by ctest; exits 1 on a failure."""
+"warmup_seconds"; a timing goes on from prior runs. The timing inputs' cache. Run by ctest; exits 1 on a failure."""
 import importlib.util
 import math
 import sys
@@ -127,6 +127,18 @@ for bound, want in ((0, 3), (0.25, 1)):
     session_ = made["big"][0]
     expect(f"warm-up runs with warmup_seconds {bound}", session_.runs - 2, want)
 
+# Prior runs: a timing goes on from them. 40 earlier rounds already settle a candidate 20 % faster,
+# so one more round does (10 without them, min_runs); the answer opens with the prior runs.
+rng = np.random.default_rng(1)
+fake_worker({"input": lambda: 10.0 * math.exp(rng.normal(0, 0.02)),
+             "fast": lambda: 8.0 * math.exp(rng.normal(0, 0.02))})
+prior = [[10.0 * math.exp(rng.normal(0, 0.02)) for _ in range(40)]]
+prior.append([0.8 * x * math.exp(rng.normal(0, 0.02)) for x in prior[0]])
+PRIOR = dict(RACE, models=["input", "fast"], prior_ms=prior)
+timed = worker.time_models(PRIOR)["samples_ms"]
+expect("rounds after 40 settling prior ones", len(timed[0]), 41)
+expect("the answer opens with the prior runs", timed[0][:40] == prior[0] and timed[1][:40] == prior[1], True)
+
 # The timing inputs: drawn once per seed and input types, the values a fresh draw gives; the least
 # recently used dropped beyond the cache's capacity.
 class Input:
@@ -154,7 +166,7 @@ cache.feeds(InputSession(Input("z", [5])), request)
 cache.feeds(InputSession(Input("w", [6])), request)
 expect("the oldest dropped beyond the capacity", cache.feeds(a, request)["x"] is first["x"], False)
 
-CHECKS = 18
+CHECKS = 20
 for failure in failures:
     print("FAILED:", failure)
 print(f"{CHECKS - len(failures)} of {CHECKS} checks passed")
