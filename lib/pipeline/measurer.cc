@@ -137,6 +137,14 @@ std::optional<cost::Comparison> Measurer::compare(const ir::Graph& original, con
   return compare_all(original, {&candidate}, limits, original_file)[0];
 }
 
+std::optional<cost::Comparison> Measurer::cached_comparison(const ir::Graph& original, const ir::Graph& candidate,
+                                                            const std::string& original_file) const {
+  const cost::Comparison* cached = cache_.find_comparison(signature(original, original_file),
+                                                          cost::graph_signature(candidate, sizes_), backend_);
+  if (!cached || cached->failed()) return std::nullopt;
+  return *cached;
+}
+
 /// A candidate of compare_all not found in the cache: its key, the graph as timed, the integer
 /// inputs fed zeros, and the key of what it times like.
 struct Measurer::Pending {

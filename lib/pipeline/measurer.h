@@ -88,6 +88,11 @@ class Measurer {
   /// is cached under its own keys too: the parts of a model's repeated layers are timed once.
   std::optional<cost::Comparison> compare(const ir::Graph& original, const ir::Graph& candidate,
                                           const profile::TimingLimits& limits, const std::string& original_file = {});
+  /// The comparison of `candidate` against `original` (timed as `original_file` where given) that
+  /// the cache holds, as compare would find it there, without measuring or counting anything in
+  /// the stats; nullopt when the cache holds none, or a failure.
+  std::optional<cost::Comparison> cached_comparison(const ir::Graph& original, const ir::Graph& candidate,
+                                                    const std::string& original_file = {}) const;
   /// compare for several candidates of one original: those not in the cache are timed in one
   /// request, alternated with the original round by round (each against the original's run of
   /// the same round), so the original is timed once for all, within max_seconds × (models / 2),

@@ -210,13 +210,17 @@ TEST_CASE("candidates timed together are compared with each other where asked, o
                                           "onnxruntime-cpu") == nullptr);
 }
 
-TEST_CASE("a pair timed again goes on from the runs this run made of it", "[pipeline]") {
+TEST_CASE("a pair timed again goes on from the runs this run made of it; the cache read back uncounted", "[pipeline]") {
   // The guard's "again" timing of a gain within the noise: the first timing's runs count and are
   // pooled into the second comparison (the table profiler times three runs per request).
   TableProfiler* table = nullptr;
   auto measurer = table_measurer("", table);
   const auto [fused, separate] = timed_pair(*table);
+  CHECK_FALSE(measurer->cached_comparison(separate, fused).has_value());
   REQUIRE(measurer->compare(separate, fused, {})->runs == 3);
+  // Read back as compare would find it, without counting a cache hit.
+  CHECK(measurer->cached_comparison(separate, fused)->runs == 3);
+  CHECK(measurer->stats().comparison_hits == 0);
   const std::optional<cost::Comparison> again = measurer->compare_again(separate, fused, {});
   REQUIRE(again.has_value());
   CHECK(again->runs == 6);
