@@ -83,5 +83,23 @@ TEST_CASE("time_alternately runs to max_runs while the times scatter, and paired
   CHECK(samples[0].size() == 4);
 }
 
+TEST_CASE("time_alternately goes on from prior runs, which its stopping rule counts", "[profile][timing]") {
+  // Six earlier rounds at a ratio of exactly 2 already settle the comparison: one more round
+  // does, and the samples open with the prior runs.
+  double a = 0, b = 0;
+  auto drifting = [&a] { return a += 1; };
+  auto twice = [&b] { return b += 2; };
+  profile::TimingLimits limits;
+  limits.warmup = 0;
+  limits.min_runs = 4;
+  limits.max_runs = 50;
+  limits.paired = true;
+  const std::vector<std::vector<double>> prior = {{5, 5, 6, 6, 7, 7}, {10, 10, 12, 12, 14, 14}};
+  const auto samples = profile::time_alternately({drifting, twice}, limits, prior);
+  REQUIRE(samples[0].size() == 7);
+  CHECK(std::vector<double>(samples[1].begin(), samples[1].begin() + 6) == prior[1]);
+  CHECK(samples[1].back() == 2 * samples[0].back());  // the new round (after one warm-up run each)
+}
+
 }  // namespace
 }  // namespace graphsub
