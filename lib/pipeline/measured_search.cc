@@ -8,6 +8,10 @@
 namespace graphsub::pipeline {
 namespace {
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 /// Times a changed part against the original part in the target. While the round's search still
 /// has unmeasured signatures, its result will be searched again, so the judge approves without
 /// measuring anything (its answer is thrown away with the round).
@@ -45,17 +49,28 @@ search::OptimizeResult measured_optimize(const ir::Graph& input, const rewrite::
   options.split_memo = &split;
   const auto start = std::chrono::steady_clock::now();
   for (int round = 1;; ++round) {
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double elapsed = seconds_since(start);
     const bool last = round == max_rounds || !measurer.can_measure() || elapsed >= options.search.time_limit_s;
     MeasuredJudge judge(measurer, model, guard, last);
     options.judge = &judge;
+    const auto searched = std::chrono::steady_clock::now();
     search::OptimizeResult result = search::optimize(input, matcher, model, options);
+    SearchRound& this_round = stats.each.emplace_back();
+    this_round.search_seconds = seconds_since(searched);
+    this_round.reused_parts = result.split.reused_parts;
+    this_round.reused_seams = result.split.reused_seams;
     stats.rounds = round;
     std::vector<cost::Miss> misses = model.take_misses();
     stats.estimated = static_cast<int64_t>(misses.size());
+    this_round.signatures = stats.estimated;
     if (misses.empty() || last) return result;
-    logger("search")->info("round {}: measuring {} operator signatures the search met", round, misses.size());
+    logger("search")->info("round {} ({:.1f} s; {} part and {} seam searches from earlier rounds): measuring {} "
+                           "operator signatures the search met",
+                           round, this_round.search_seconds, this_round.reused_parts, this_round.reused_seams,
+                           misses.size());
+    const auto measuring = std::chrono::steady_clock::now();
     measurer.measure(misses);
+    this_round.measure_seconds = seconds_since(measuring);
   }
 }
 

@@ -2,6 +2,10 @@
 // in the target before they are stitched.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
 #include "cost/cached_model.h"
 #include "pipeline/guard.h"
 #include "pipeline/measurer.h"
@@ -10,10 +14,20 @@
 
 namespace graphsub::pipeline {
 
+/// One round of the measured search.
+struct SearchRound {
+  double search_seconds = 0;     ///< The search, with the parts' checks of the last round.
+  std::size_t reused_parts = 0;  ///< Part searches taken from an earlier round (SplitMemo::final_searches).
+  std::size_t reused_seams = 0;  ///< Seam region searches likewise (SplitMemo::final_seams).
+  int64_t signatures = 0;        ///< Node signatures it missed (measured after it, unless it was the last).
+  double measure_seconds = 0;    ///< Measuring them.
+};
+
 /// How the measured search went.
 struct MeasuredSearchStats {
   int rounds = 0;          ///< Searches run (the last one's result is kept).
   int64_t estimated = 0;   ///< Node signatures of the last search that are still estimated.
+  std::vector<SearchRound> each;  ///< Every round, in order.
 };
 
 /// Optimizes `input` ranking graphs by `model` (measured node times from `measurer`'s cache).

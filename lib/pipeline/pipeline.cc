@@ -98,6 +98,7 @@ Json split_json(const search::SplitStats& split, std::size_t threshold) {
           {"disabled_matches", split.disabled_matches},
           {"resplit_parts", split.resplit_parts},
           {"reused_part_searches", split.reused_parts},
+          {"reused_seam_searches", split.reused_seams},
           {"seam_regions", split.seam_regions},
           {"seam_substitutions", split.seam_steps},
           {"measured_parts", split.judged},
@@ -169,7 +170,16 @@ Json instance_json(const InstanceRun& run) {
 
 Json measurement_json(const Measurer& measurer, const MeasuredSearchStats& search, const cost::CachedModel& model) {
   const MeasureStats& stats = measurer.stats();
+  Json rounds = Json::array();
+  for (const SearchRound& round : search.each) {
+    rounds.push_back({{"search_seconds", round.search_seconds},
+                      {"reused_part_searches", round.reused_parts},
+                      {"reused_seam_searches", round.reused_seams},
+                      {"signatures_missed", round.signatures},
+                      {"measure_seconds", round.measure_seconds}});
+  }
   return {{"rounds", search.rounds},
+          {"each_round", rounds},
           {"node_signatures_measured", stats.nodes_measured},
           {"node_signatures_failed", stats.nodes_failed},
           {"node_signatures_still_estimated", search.estimated},

@@ -186,7 +186,7 @@ class Optimizer {
     matches_ = with_two_step_matches(input_, matcher_, without_weight_only(input_, matcher_.find_all(input_)));
     Partition partition = split_graph(input_, matches_, options_.split_threshold);
     if (partition.parts.size() == 1) partition = halves_of(partition.parts.front());
-    if (memo) *memo = SplitMemo{hash, options_.split_threshold, matches_, partition, true, {}};
+    if (memo) *memo = SplitMemo{hash, options_.split_threshold, matches_, partition, true, {}, {}};
     return partition;
   }
 
@@ -331,7 +331,7 @@ class Optimizer {
       if (region.size() > limit) continue;
       ++result_.split.seam_regions;
       Subgraph part = extract(graph, region);
-      const SearchResult found = run_search(options_.mode, part.graph, matcher_, model_, part_options());
+      const SearchResult found = seam_search(graph, region, part.graph);
       const bool kept = approved(part.graph, found);
       accumulate(result_.search, found, kept);
       if (!kept) continue;
@@ -341,6 +341,28 @@ class Optimizer {
       changed = true;
     }
     return changed;
+  }
+
+  /// The search of the seam region `region` of `graph` (extracted as `part`): the memo's, where
+  /// an earlier call left a final one for the same graph and region (SplitMemo::final_seams),
+  /// else run, and left there when final. Called from one thread.
+  SearchResult seam_search(const ir::Graph& graph, const std::vector<ir::NodeId>& region, const ir::Graph& part) {
+    SplitMemo* memo = options_.split_memo;
+    std::pair<uint64_t, std::vector<ir::NodeId>> key;
+    if (memo) {
+      key = {graph.structural_hash(), region};
+      const auto known = memo->final_seams.find(key);
+      if (known != memo->final_seams.end()) {
+        ++result_.split.reused_seams;
+        return known->second;
+      }
+    }
+    const int64_t provisional = model_.provisional_answers();
+    SearchResult found = run_search(options_.mode, part, matcher_, model_, part_options());
+    if (memo && found.stop != StopReason::kTimeLimit && model_.provisional_answers() == provisional) {
+      memo->final_seams.emplace(std::move(key), found);
+    }
+    return found;
   }
 
   /// Whether a part's search result replaces the part: it changed something, and the judge (if

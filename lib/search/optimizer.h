@@ -55,6 +55,10 @@ struct SplitMemo {
   /// again would find the same. In the measured search, only the parts that met an unmeasured
   /// signature are searched again in its next round (the 32-branch block's rounds took 5 s each).
   std::map<std::vector<ir::NodeId>, SearchResult> final_searches;
+  /// Likewise the final searches of seam regions, by the structural hash of the graph the region
+  /// was taken from (the stitched graph as it stood then) and the region's nodes in it: where
+  /// the parts' results are the same as in an earlier call, so are the regions around the seams.
+  std::map<std::pair<uint64_t, std::vector<ir::NodeId>>, SearchResult> final_seams;
 };
 
 /// How to optimize a whole graph.
@@ -94,6 +98,7 @@ struct SplitStats {
   std::size_t disabled_matches = 0; ///< Matches of the input graph that the cuts disabled.
   std::size_t resplit_parts = 0;    ///< Parts split again because their search reached the part budget.
   std::size_t reused_parts = 0;     ///< Part searches taken from SplitMemo::final_searches.
+  std::size_t reused_seams = 0;     ///< Seam region searches taken from SplitMemo::final_seams.
   std::size_t seam_regions = 0;     ///< Regions around seams searched again.
   std::size_t seam_steps = 0;       ///< Substitutions found there.
   std::size_t judged = 0;           ///< Changed parts and seam regions the judge was asked about.

@@ -355,6 +355,23 @@ TEST_CASE("a part's search is taken from the memo in the next call unless a cost
   CHECK(runtime::check_equivalent(graph, again.search.best).passed());
 }
 
+TEST_CASE("seam regions' searches are taken from the memo too, where the parts came out the same", "[search][split]") {
+  const ir::Graph graph = elementwise_chain(40);  // every cut disables matches: seams to search
+  search::SplitMemo memo;
+  search::OptimizerOptions options;
+  options.split_threshold = 8;
+  options.threads = 1;
+  options.split_memo = &memo;
+  const search::OptimizeResult once = search::optimize(graph, testing::shipped_matcher(), testing::v100(), options);
+  REQUIRE(once.split.seam_regions > 0);
+  CHECK(once.split.reused_seams == 0);
+  const search::OptimizeResult again = search::optimize(graph, testing::shipped_matcher(), testing::v100(), options);
+  CHECK(again.split.reused_parts == once.split.parts);
+  CHECK(again.split.reused_seams == once.split.seam_regions);
+  CHECK(again.search.best.structural_hash() == once.search.best.structural_hash());
+  CHECK(runtime::check_equivalent(graph, again.search.best).passed());
+}
+
 TEST_CASE("a part whose search reaches the part budget is split again, and the result computes the same",
           "[search][split]") {
   const ir::Graph graph = resnet_chain(4);  // 20 nodes: under the threshold, searched as one part first
