@@ -3,14 +3,12 @@
 
 #include <chrono>
 
+#include "ir/clock.h"
 #include "ir/log.h"
 
 namespace graphsub::pipeline {
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 /// Times a changed part against the original part in the target. While the round's search still
 /// has unmeasured signatures, its result will be searched again, so the judge approves without
@@ -47,13 +45,13 @@ search::OptimizeResult measured_optimize(const ir::Graph& input, const rewrite::
                                          MeasuredSearchStats& stats, int max_rounds) {
   search::SplitMemo split;
   options.split_memo = &split;
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   for (int round = 1;; ++round) {
     const double elapsed = seconds_since(start);
     const bool last = round == max_rounds || !measurer.can_measure() || elapsed >= options.search.time_limit_s;
     MeasuredJudge judge(measurer, model, guard, last);
     options.judge = &judge;
-    const auto searched = std::chrono::steady_clock::now();
+    const auto searched = Clock::now();
     search::OptimizeResult result = search::optimize(input, matcher, model, options);
     SearchRound& this_round = stats.each.emplace_back();
     this_round.search_seconds = seconds_since(searched);
@@ -68,7 +66,7 @@ search::OptimizeResult measured_optimize(const ir::Graph& input, const rewrite::
                            "operator signatures the search met",
                            round, this_round.search_seconds, this_round.reused_parts, this_round.reused_seams,
                            misses.size());
-    const auto measuring = std::chrono::steady_clock::now();
+    const auto measuring = Clock::now();
     measurer.measure(misses);
     this_round.measure_seconds = seconds_since(measuring);
   }

@@ -12,6 +12,7 @@
 #include <iterator>
 #include <utility>
 
+#include "ir/clock.h"
 #include "ir/error.h"
 #include "ir/hash.h"
 #include "ir/log.h"
@@ -19,11 +20,6 @@
 namespace graphsub::pipeline {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 /// An exclusive lock on `path` (created if needed), released on destruction.
 class FileLock {

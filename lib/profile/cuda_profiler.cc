@@ -1,7 +1,6 @@
 // Timing graphs and nodes on the GPU.
 #include "profile/cuda_profiler.h"
 
-#include <algorithm>
 #include <memory>
 
 #include "ir/error.h"
@@ -75,9 +74,7 @@ std::vector<Timing> CudaProfiler::time_models(const std::vector<Model>& models, 
   std::vector<ir::Graph> imported;
   imported.reserve(models.size());
   std::vector<const ir::Graph*> graphs;
-  std::vector<std::vector<double>> prior;
   for (const Model& model : models) {
-    prior.push_back(model.prior_ms);
     if (model.file.empty()) {
       graphs.push_back(model.graph);
       continue;
@@ -85,10 +82,7 @@ std::vector<Timing> CudaProfiler::time_models(const std::vector<Model>& models, 
     imported.push_back(onnx_io::import_model(model.file));
     graphs.push_back(&imported.back());
   }
-  if (std::all_of(prior.begin(), prior.end(), [](const std::vector<double>& runs) { return runs.empty(); })) {
-    prior.clear();
-  }
-  return time_with_prior(graphs, sizes, limits, prior);
+  return time_with_prior(graphs, sizes, limits, prior_runs(models));
 }
 
 cost::CacheEntry CudaProfiler::measure_node(const cost::Miss& miss, const cost::DimSizes& sizes) {

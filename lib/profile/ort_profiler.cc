@@ -72,9 +72,7 @@ std::vector<Timing> OrtProfiler::time_graphs(const std::vector<const ir::Graph*>
 std::vector<Timing> OrtProfiler::time_models(const std::vector<Model>& models, const cost::DimSizes& sizes,
                                              const TimingLimits& limits) {
   std::vector<std::string> paths, exported;
-  std::vector<std::vector<double>> prior;
   for (const Model& model : models) {
-    prior.push_back(model.prior_ms);
     if (!model.file.empty()) {
       paths.push_back(model.file);
       continue;
@@ -83,12 +81,9 @@ std::vector<Timing> OrtProfiler::time_models(const std::vector<Model>& models, c
     exported.push_back(paths.back());
     onnx_io::export_model(*model.graph, paths.back());
   }
-  if (std::all_of(prior.begin(), prior.end(), [](const std::vector<double>& runs) { return runs.empty(); })) {
-    prior.clear();
-  }
   std::vector<Timing> timings;
   try {
-    timings = worker_.time_files(paths, settings_, sizes, limits, 0, prior);
+    timings = worker_.time_files(paths, settings_, sizes, limits, 0, prior_runs(models));
   } catch (const Error&) {
     for (const std::string& path : exported) std::filesystem::remove(path);
     throw;

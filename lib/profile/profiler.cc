@@ -1,6 +1,8 @@
 // What every profiler shares: the default pooling of prior runs, and a node's cache entry.
 #include "profile/profiler.h"
 
+#include <algorithm>
+
 #include "ir/error.h"
 #include "ir/log.h"
 #include "search/subgraph.h"
@@ -19,6 +21,15 @@ std::vector<Timing> Profiler::time_models(const std::vector<Model>& models, cons
     timings[i] = summarize(std::move(pooled));
   }
   return timings;
+}
+
+std::vector<std::vector<double>> prior_runs(const std::vector<Profiler::Model>& models) {
+  std::vector<std::vector<double>> prior;
+  for (const Profiler::Model& model : models) prior.push_back(model.prior_ms);
+  if (std::all_of(prior.begin(), prior.end(), [](const std::vector<double>& runs) { return runs.empty(); })) {
+    prior.clear();
+  }
+  return prior;
 }
 
 cost::CacheEntry node_entry(const cost::Miss& miss, const std::string& backend,

@@ -77,6 +77,10 @@ class Profiler {
   virtual int64_t measurements() const = 0;
 };
 
+/// The prior runs of `models` (Profiler::Model::prior_ms), one list per model, or none at all
+/// when no model has any: what a profiler's timing goes on from.
+std::vector<std::vector<double>> prior_runs(const std::vector<Profiler::Model>& models);
+
 /// The cache entry of `miss` on `backend`: the Timing `time_node` gives for the node's one-node
 /// graph (`search::extract`; its median already less any per-run overhead), or the error that
 /// stopped it. What every profiler's measure_node does around its own timing.

@@ -14,6 +14,7 @@
 
 #include <spdlog/fmt/ranges.h>
 
+#include "ir/clock.h"
 #include "ir/error.h"
 #include "ir/log.h"
 #include "ir/parallel.h"
@@ -26,15 +27,11 @@
 namespace graphsub::search {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
 /// Most rounds of the search around the seams (each round usually settles what the last one
 /// started; a handful suffice).
 constexpr int kSeamRounds = 8;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 /// The less complete of two stop reasons: a time limit, a budget, a length limit, a natural end.
 StopReason worse(StopReason a, StopReason b) {
