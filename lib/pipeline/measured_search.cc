@@ -1,14 +1,16 @@
 // Rounds of search and measurement, and the measured check of each changed part.
 #include "pipeline/measured_search.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "ir/clock.h"
 #include "ir/log.h"
+#include "onnx_io/onnx_io.h"
+#include "profile/ort_profiler.h"
 
 namespace graphsub::pipeline {
 namespace {
-
 
 /// Times a changed part against the original part in the target. While the round's search still
 /// has unmeasured signatures, its result will be searched again, so the judge approves without
@@ -37,15 +39,14 @@ class MeasuredJudge : public search::PartJudge {
   const bool last_round_;
 };
 
-}  // namespace
-
-search::OptimizeResult measured_optimize(const ir::Graph& input, const rewrite::Matcher& matcher,
-                                         cost::CachedModel& model, Measurer& measurer,
-                                         search::OptimizerOptions options, const GuardOptions& guard,
-                                         MeasuredSearchStats& stats, int max_rounds) {
+/// Rounds of search and measurement on `input` (one pass of measured_optimize); `start` is
+/// when the first pass began.
+search::OptimizeResult search_rounds(const ir::Graph& input, const rewrite::Matcher& matcher,
+                                     cost::CachedModel& model, Measurer& measurer,
+                                     search::OptimizerOptions options, const GuardOptions& guard,
+                                     MeasuredSearchStats& stats, int max_rounds, int pass, Clock::time_point start) {
   search::SplitMemo split;
   options.split_memo = &split;
-  const auto start = Clock::now();
   for (int round = 1;; ++round) {
     const double elapsed = seconds_since(start);
     const bool last = round == max_rounds || !measurer.can_measure() || elapsed >= options.search.time_limit_s;
@@ -54,22 +55,135 @@ search::OptimizeResult measured_optimize(const ir::Graph& input, const rewrite::
     const auto searched = Clock::now();
     search::OptimizeResult result = search::optimize(input, matcher, model, options);
     SearchRound& this_round = stats.each.emplace_back();
+    this_round.pass = pass;
     this_round.search_seconds = seconds_since(searched);
     this_round.reused_parts = result.split.reused_parts;
     this_round.reused_seams = result.split.reused_seams;
-    stats.rounds = round;
+    ++stats.rounds;
     std::vector<cost::Miss> misses = model.take_misses();
     stats.estimated = static_cast<int64_t>(misses.size());
     this_round.signatures = stats.estimated;
     if (misses.empty() || last) return result;
-    logger("search")->info("round {} ({:.1f} s; {} part and {} seam searches from earlier rounds): measuring {} "
-                           "operator signatures the search met",
-                           round, this_round.search_seconds, this_round.reused_parts, this_round.reused_seams,
+    logger("search")->info("pass {} round {} ({:.1f} s; {} part and {} seam searches from earlier rounds): measuring "
+                           "{} operator signatures the search met",
+                           pass, round, this_round.search_seconds, this_round.reused_parts, this_round.reused_seams,
                            misses.size());
     const auto measuring = Clock::now();
     measurer.measure(misses);
     this_round.measure_seconds = seconds_since(measuring);
   }
+}
+
+/// A symbolic dim of `graph` that `sizes` does not size, or "" when there is none.
+std::string unsized_symbol(const ir::Graph& graph, const cost::DimSizes& sizes) {
+  for (ir::ValueId id = 0; id < graph.value_capacity(); ++id) {
+    if (!graph.has_value(id)) continue;
+    const ir::Shape& shape = graph.value(id).type.shape;
+    if (!shape.rank_known) continue;
+    for (const ir::Dim& dim : shape.dims) {
+      if (dim.is_symbolic() && !sizes.count(dim.symbol)) return dim.symbol;
+    }
+  }
+  return "";
+}
+
+/// `next`, a further pass over `last`'s result as written, folded into `last`: its graph and
+/// steps after `last`'s, the counters summed.
+void take_pass(search::OptimizeResult& last, search::OptimizeResult next) {
+  search::SearchResult& into = last.search;
+  search::SearchResult& from = next.search;
+  into.best = std::move(from.best);
+  into.best_cost = from.best_cost;
+  into.steps.insert(into.steps.end(), from.steps.begin(), from.steps.end());
+  into.stop = from.stop;
+  into.expanded += from.expanded;
+  into.generated += from.generated;
+  into.duplicates += from.duplicates;
+  into.rejected += from.rejected;
+  into.seconds += from.seconds;
+  search::SplitStats& split = last.split;
+  const search::SplitStats& more = next.split;
+  split.parts = std::max(split.parts, more.parts);
+  split.largest_part = std::max(split.largest_part, more.largest_part);
+  split.disabled_matches += more.disabled_matches;
+  split.resplit_parts += more.resplit_parts;
+  split.reused_parts += more.reused_parts;
+  split.reused_seams += more.reused_seams;
+  split.seam_regions += more.seam_regions;
+  split.seam_steps += more.seam_steps;
+  split.judged += more.judged;
+  split.rejected += more.rejected;
+  split.split_seconds += more.split_seconds;
+  split.parts_seconds += more.parts_seconds;
+  split.seam_seconds += more.seam_seconds;
+}
+
+}  // namespace
+
+ir::Graph as_written(const ir::Graph& graph) {
+  const profile::TempDir folder;
+  const std::string path = folder.path() + "/written.onnx";
+  onnx_io::export_model(graph, path);
+  return onnx_io::import_model(path);
+}
+
+search::OptimizeResult measured_optimize(const ir::Graph& input, const rewrite::Matcher& matcher,
+                                         cost::CachedModel& model, Measurer& measurer,
+                                         search::OptimizerOptions options, const GuardOptions& guard,
+                                         MeasuredSearchStats& stats, int max_rounds, int max_passes) {
+  const auto start = Clock::now();
+  search::OptimizeResult result =
+      search_rounds(input, matcher, model, measurer, options, guard, stats, max_rounds, 1, start);
+  stats.passes = 1;
+  stats.pass_steps = {result.search.steps.size()};
+  uint64_t searched = input.structural_hash();  // the graph the last kept pass searched
+  for (int pass = 2;; ++pass) {
+    std::string& end = stats.last_pass_end;
+    if (pass > max_passes) {
+      end = "the passes' limit was reached";
+      break;
+    }
+    if (stats.pass_steps.back() == 0) {
+      end = "the last pass found nothing";
+      break;
+    }
+    if (seconds_since(start) >= options.search.time_limit_s) {
+      end = "the search's time limit has passed";
+      break;
+    }
+    ir::Graph written = as_written(result.search.best);
+    if (written.structural_hash() == searched) {
+      end = "the last pass's result, as written, is the graph it searched";
+      break;
+    }
+    if (const std::string symbol = unsized_symbol(written, measurer.sizes()); !symbol.empty()) {
+      end = "the result as written has a dim ('" + symbol + "') the measurer cannot size";
+      break;
+    }
+    const int64_t estimated = stats.estimated;
+    search::OptimizeResult next =
+        search_rounds(written, matcher, model, measurer, options, guard, stats, max_rounds, pass, start);
+    stats.passes = pass;
+    // Both ranked by the costs measured by now (the last pass's may have measured more).
+    const double before = model.graph_cost(result.search.best).time_ms;
+    const double after = model.graph_cost(next.search.best).time_ms;
+    model.take_misses();  // any met here were met, and counted, by the searches
+    logger("search")->info("pass {} searched the result as written: {} substitutions, estimated {:.4g} ms against "
+                           "{:.4g} ms",
+                           pass, next.search.steps.size(), after, before);
+    if (next.search.steps.empty() || after >= before) {
+      stats.estimated = estimated;  // of the result kept
+      end = "pass " + std::to_string(pass) + "'s result was not estimated cheaper than the last one's";
+      break;
+    }
+    searched = written.structural_hash();
+    stats.pass_steps.push_back(next.search.steps.size());
+    take_pass(result, std::move(next));
+  }
+  result.search.initial_cost = model.graph_cost(input);
+  result.search.best_cost = model.graph_cost(result.search.best);
+  model.take_misses();
+  return result;
 }
 
 }  // namespace graphsub::pipeline

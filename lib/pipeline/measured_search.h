@@ -1,9 +1,10 @@
 // The search with measured costs: search, measure what it missed, search again; parts checked
-// in the target before they are stitched.
+// in the target before they are stitched; then the result, as it will be written, searched again.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "cost/cached_model.h"
@@ -16,6 +17,7 @@ namespace graphsub::pipeline {
 
 /// One round of the measured search.
 struct SearchRound {
+  int pass = 1;                  ///< The pass it belongs to (measured_optimize).
   double search_seconds = 0;     ///< The search, with the parts' checks of the last round.
   std::size_t reused_parts = 0;  ///< Part searches taken from an earlier round (SplitMemo::final_searches).
   std::size_t reused_seams = 0;  ///< Seam region searches likewise (SplitMemo::final_seams).
@@ -25,10 +27,17 @@ struct SearchRound {
 
 /// How the measured search went.
 struct MeasuredSearchStats {
-  int rounds = 0;          ///< Searches run (the last one's result is kept).
+  int rounds = 0;          ///< Searches run, over every pass.
+  int passes = 0;          ///< Passes run (the last one's result is kept only when it is estimated cheaper).
+  std::vector<std::size_t> pass_steps;  ///< Substitutions of each kept pass.
+  std::string last_pass_end;             ///< Why no further pass ran.
   int64_t estimated = 0;   ///< Node signatures of the last search that are still estimated.
   std::vector<SearchRound> each;  ///< Every round, in order.
 };
+
+/// `graph` as written: exported to ONNX and read back (a fused activation or summand is its own
+/// node again, graphsub's own ops are their ONNX forms, weight-only nodes are weights).
+ir::Graph as_written(const ir::Graph& graph);
 
 /// Optimizes `input` ranking graphs by `model` (measured node times from `measurer`'s cache).
 /// Each round searches; the node signatures it missed are measured and the search runs again,
@@ -36,9 +45,17 @@ struct MeasuredSearchStats {
 /// cache holds the times), every changed part is timed against the original part and kept only
 /// when clearly faster (GuardOptions::min_gain). Each round's search has the options' time limit;
 /// no new round starts once the rounds so far took longer than it.
+///
+/// Those rounds are one pass. A pass stops short of what the rules can reach: its parts and seam
+/// regions are searched once each, where a merge across them may open further merges, and its
+/// fused forms hide the plain nodes other rules match. So the result, as it will be written
+/// (as_written), is searched again in a further pass, up to `max_passes`, and a pass is kept when
+/// its result is estimated cheaper than the last one's under the costs measured by then. No pass
+/// starts when the last one found nothing, when its result as written is the graph it searched,
+/// when that graph has a symbolic dim the measurer cannot size, or once the time limit has passed.
 search::OptimizeResult measured_optimize(const ir::Graph& input, const rewrite::Matcher& matcher,
                                          cost::CachedModel& model, Measurer& measurer,
                                          search::OptimizerOptions options, const GuardOptions& guard,
-                                         MeasuredSearchStats& stats, int max_rounds = 10);
+                                         MeasuredSearchStats& stats, int max_rounds = 10, int max_passes = 8);
 
 }  // namespace graphsub::pipeline

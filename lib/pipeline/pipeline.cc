@@ -172,13 +172,17 @@ Json measurement_json(const Measurer& measurer, const MeasuredSearchStats& searc
   const MeasureStats& stats = measurer.stats();
   Json rounds = Json::array();
   for (const SearchRound& round : search.each) {
-    rounds.push_back({{"search_seconds", round.search_seconds},
+    rounds.push_back({{"pass", round.pass},
+                      {"search_seconds", round.search_seconds},
                       {"reused_part_searches", round.reused_parts},
                       {"reused_seam_searches", round.reused_seams},
                       {"signatures_missed", round.signatures},
                       {"measure_seconds", round.measure_seconds}});
   }
   return {{"rounds", search.rounds},
+          {"passes", {{"run", search.passes},
+                      {"substitutions_of_each_kept", search.pass_steps},
+                      {"why_no_further_pass", search.last_pass_end}}},
           {"each_round", rounds},
           {"node_signatures_measured", stats.nodes_measured},
           {"node_signatures_failed", stats.nodes_failed},
@@ -215,10 +219,7 @@ std::string format(const char* pattern, double a, double b) {
 /// node again, weight-only nodes are folded), is the model `input` was read from, names aside:
 /// measuring one against the other would only measure noise.
 bool written_as_input(const ir::Graph& input, const ir::Graph& candidate) {
-  const profile::TempDir folder;
-  const std::string path = folder.path() + "/candidate.onnx";
-  onnx_io::export_model(candidate, path);
-  return onnx_io::import_model(path).structural_hash() == input.structural_hash();
+  return as_written(candidate).structural_hash() == input.structural_hash();
 }
 
 }  // namespace
@@ -365,6 +366,7 @@ class Run {
     timer_.start();
     optimized_ = measured_optimize(folded, matcher, model, measurer, request_.optimizer, request_.guard, stats);
     timer_.stop("search");
+    search_passes_ = static_cast<int>(stats.pass_steps.size());
     const search::SearchResult& result = optimized_.search;
     GuardVerdict verdict;
     timer_.start();
@@ -609,6 +611,7 @@ class Run {
   /// "12 substitutions", and the shape arithmetic resolved and the narrowing before the search if any.
   std::string changes(std::size_t steps) const {
     std::string text = std::to_string(steps) + " substitutions";
+    if (search_passes_ > 1) text += " in " + std::to_string(search_passes_) + " search passes";
     if (narrowings_ > 0) text += ", " + std::to_string(narrowings_) + " narrowing rewrites";
     if (einsums_lowered_ > 0) text += ", " + std::to_string(einsums_lowered_) + " Einsums as MatMul";
     if (shapes_.nodes_removed > 0) text += ", " + std::to_string(shapes_.nodes_removed) + " nodes of shape arithmetic resolved";
@@ -746,6 +749,7 @@ class Run {
   ir::Graph original_;
   rewrite::ShapeArithmeticStats shapes_;
   int narrowings_ = 0;  ///< Narrowing rewrites applied before the search.
+  int search_passes_ = 1;  ///< Kept passes of the measured search, whose steps are counted.
   int einsums_lowered_ = 0;  ///< Einsums written as MatMul before the search.
   Target target_;
   std::set<std::string> unverified_;  ///< Searched rules not proved (only with --allow-unverified).
