@@ -127,13 +127,11 @@ ir::Graph as_written(const ir::Graph& graph) {
   return onnx_io::import_model(path);
 }
 
-search::OptimizeResult measured_optimize(const ir::Graph& input, const rewrite::Matcher& matcher,
-                                         cost::CachedModel& model, Measurer& measurer,
-                                         search::OptimizerOptions options, const GuardOptions& guard,
-                                         MeasuredSearchStats& stats, int max_rounds, int max_passes) {
+search::OptimizeResult search_in_passes(const ir::Graph& input, const cost::CostModel& model,
+                                        const SearchPass& search_pass, double time_limit_s, int max_passes,
+                                        const cost::DimSizes* sizes, PassStats& stats) {
   const auto start = Clock::now();
-  search::OptimizeResult result =
-      search_rounds(input, matcher, model, measurer, options, guard, stats, max_rounds, 1, start);
+  search::OptimizeResult result = search_pass(input, 1);
   stats.passes = 1;
   stats.pass_steps = {result.search.steps.size()};
   uint64_t searched = input.structural_hash();  // the graph the last kept pass searched
@@ -147,7 +145,7 @@ search::OptimizeResult measured_optimize(const ir::Graph& input, const rewrite::
       end = "the last pass found nothing";
       break;
     }
-    if (seconds_since(start) >= options.search.time_limit_s) {
+    if (seconds_since(start) >= time_limit_s) {
       end = "the search's time limit has passed";
       break;
     }
@@ -156,23 +154,18 @@ search::OptimizeResult measured_optimize(const ir::Graph& input, const rewrite::
       end = "the last pass's result, as written, is the graph it searched";
       break;
     }
-    if (const std::string symbol = unsized_symbol(written, measurer.sizes()); !symbol.empty()) {
-      end = "the result as written has a dim ('" + symbol + "') the measurer cannot size";
+    if (const std::string symbol = sizes ? unsized_symbol(written, *sizes) : ""; !symbol.empty()) {
+      end = "the result as written has a dim ('" + symbol + "') the measuring instance did not size";
       break;
     }
-    const int64_t estimated = stats.estimated;
-    search::OptimizeResult next =
-        search_rounds(written, matcher, model, measurer, options, guard, stats, max_rounds, pass, start);
+    search::OptimizeResult next = search_pass(written, pass);
     stats.passes = pass;
-    // Both ranked by the costs measured by now (the last pass's may have measured more).
+    // Both ranked by the costs as they stand now (a measured pass may have measured more).
     const double before = model.graph_cost(result.search.best).time_ms;
     const double after = model.graph_cost(next.search.best).time_ms;
-    model.take_misses();  // any met here were met, and counted, by the searches
-    logger("search")->info("pass {} searched the result as written: {} substitutions, estimated {:.4g} ms against "
-                           "{:.4g} ms",
+    logger("search")->info("pass {} searched the result as written: {} substitutions, {:.4g} ms against {:.4g} ms",
                            pass, next.search.steps.size(), after, before);
     if (next.search.steps.empty() || after >= before) {
-      stats.estimated = estimated;  // of the result kept
       end = "pass " + std::to_string(pass) + "'s result was not estimated cheaper than the last one's";
       break;
     }
@@ -182,7 +175,28 @@ search::OptimizeResult measured_optimize(const ir::Graph& input, const rewrite::
   }
   result.search.initial_cost = model.graph_cost(input);
   result.search.best_cost = model.graph_cost(result.search.best);
+  return result;
+}
+
+search::OptimizeResult measured_optimize(const ir::Graph& input, const rewrite::Matcher& matcher,
+                                         cost::CachedModel& model, Measurer& measurer,
+                                         search::OptimizerOptions options, const GuardOptions& guard,
+                                         MeasuredSearchStats& stats, int max_rounds, int max_passes) {
+  const auto start = Clock::now();
+  std::vector<int64_t> estimated;  // of each pass's result
+  const SearchPass rounds = [&](const ir::Graph& graph, int pass) {
+    // Signatures met by costing the passes' results against each other were met, and counted,
+    // by the searches that found those results.
+    model.take_misses();
+    search::OptimizeResult result =
+        search_rounds(graph, matcher, model, measurer, options, guard, stats, max_rounds, pass, start);
+    estimated.push_back(stats.estimated);
+    return result;
+  };
+  search::OptimizeResult result = search_in_passes(input, model, rounds, options.search.time_limit_s, max_passes,
+                                                   &measurer.sizes(), stats);
   model.take_misses();
+  stats.estimated = estimated.at(stats.pass_steps.size() - 1);  // of the result kept
   return result;
 }
 

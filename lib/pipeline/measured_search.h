@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,12 +26,16 @@ struct SearchRound {
   double measure_seconds = 0;    ///< Measuring them.
 };
 
-/// How the measured search went.
-struct MeasuredSearchStats {
-  int rounds = 0;          ///< Searches run, over every pass.
-  int passes = 0;          ///< Passes run (the last one's result is kept only when it is estimated cheaper).
-  std::vector<std::size_t> pass_steps;  ///< Substitutions of each kept pass.
+/// How the passes of search_in_passes went.
+struct PassStats {
+  int passes = 0;                        ///< Passes run (a pass's result is kept only when estimated cheaper).
+  std::vector<std::size_t> pass_steps;   ///< Substitutions of each kept pass.
   std::string last_pass_end;             ///< Why no further pass ran.
+};
+
+/// How the measured search went.
+struct MeasuredSearchStats : PassStats {
+  int rounds = 0;          ///< Searches run, over every pass.
   int64_t estimated = 0;   ///< Node signatures of the last search that are still estimated.
   std::vector<SearchRound> each;  ///< Every round, in order.
 };
@@ -39,6 +44,22 @@ struct MeasuredSearchStats {
 /// node again, graphsub's own ops are their ONNX forms, weight-only nodes are weights).
 ir::Graph as_written(const ir::Graph& graph);
 
+/// One pass of a search: the search of `graph`, the `pass`-th (from 1).
+using SearchPass = std::function<search::OptimizeResult(const ir::Graph& graph, int pass)>;
+
+/// Searches `input` with `search_pass`, then its result, as it will be written (as_written), in
+/// a further pass, up to `max_passes`; a pass is kept when its result costs less than the last
+/// kept one's by `model` as it stands then. A pass stops short of what the rules can reach: its
+/// parts and seam regions are searched once each, where a merge across them may open further
+/// merges, and its fused forms hide the plain nodes other rules match. No pass starts when the
+/// last one found nothing, when its result as written is the graph it searched, when that graph
+/// has a symbolic dim `sizes` lacks (where given: a measured model would measure it at 1), or
+/// once `time_limit_s` has passed since the first began. The result's steps are the kept passes'
+/// in order, its costs those of `input` and the result by `model` at the end.
+search::OptimizeResult search_in_passes(const ir::Graph& input, const cost::CostModel& model,
+                                        const SearchPass& search_pass, double time_limit_s, int max_passes,
+                                        const cost::DimSizes* sizes, PassStats& stats);
+
 /// Optimizes `input` ranking graphs by `model` (measured node times from `measurer`'s cache).
 /// Each round searches; the node signatures it missed are measured and the search runs again,
 /// until a round misses nothing or `max_rounds` have run. When the measurer can measure (or its
@@ -46,13 +67,7 @@ ir::Graph as_written(const ir::Graph& graph);
 /// when clearly faster (GuardOptions::min_gain). Each round's search has the options' time limit;
 /// no new round starts once the rounds so far took longer than it.
 ///
-/// Those rounds are one pass. A pass stops short of what the rules can reach: its parts and seam
-/// regions are searched once each, where a merge across them may open further merges, and its
-/// fused forms hide the plain nodes other rules match. So the result, as it will be written
-/// (as_written), is searched again in a further pass, up to `max_passes`, and a pass is kept when
-/// its result is estimated cheaper than the last one's under the costs measured by then. No pass
-/// starts when the last one found nothing, when its result as written is the graph it searched,
-/// when that graph has a symbolic dim the measurer cannot size, or once the time limit has passed.
+/// Those rounds are one pass of search_in_passes (the measurer's sizes, the search's time limit).
 search::OptimizeResult measured_optimize(const ir::Graph& input, const rewrite::Matcher& matcher,
                                          cost::CachedModel& model, Measurer& measurer,
                                          search::OptimizerOptions options, const GuardOptions& guard,

@@ -320,6 +320,10 @@ TEST_CASE("a result that is the input once written is not written as optimized",
   CHECK(json["result"]["written"] == "input");
   CHECK(json["result"]["copied_input"] == true);
   CHECK(read_file(out) == read_file(model("conv_relu.onnx")));
+  // No second pass: the first one's result, as written, is the graph it searched.
+  CHECK(json["search"]["passes"]["run"] == 1);
+  CHECK(json["search"]["passes"]["substitutions_of_each_kept"] == nlohmann::json::array({1}));
+  CHECK(json["search"]["passes"]["why_no_further_pass"] == "the last pass's result, as written, is the graph it searched");
 }
 
 TEST_CASE("an estimate target says so and measures nothing", "[cli]") {
