@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "ir/clock.h"
+#include "ir/error.h"
 #include "ir/log.h"
 #include "onnx_io/onnx_io.h"
 #include "profile/ort_profiler.h"
@@ -149,7 +150,14 @@ search::OptimizeResult search_in_passes(const ir::Graph& input, const cost::Cost
       end = "the search's time limit has passed";
       break;
     }
-    ir::Graph written = as_written(result.search.best);
+    ir::Graph written;
+    try {
+      written = as_written(result.search.best);
+    } catch (const Error& error) {
+      // The result is still written below, where such an error is reported; only the pass is lost.
+      end = std::string("the result could not be read back as written: ") + error.what();
+      break;
+    }
     if (written.structural_hash() == searched) {
       end = "the last pass's result, as written, is the graph it searched";
       break;
