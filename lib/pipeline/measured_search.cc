@@ -6,6 +6,7 @@
 
 #include "ir/clock.h"
 #include "ir/error.h"
+#include "ir/graph.h"
 #include "ir/log.h"
 #include "onnx_io/onnx_io.h"
 #include "profile/ort_profiler.h"
@@ -119,7 +120,46 @@ void take_pass(search::OptimizeResult& last, search::OptimizeResult next) {
   split.seam_seconds += more.seam_seconds;
 }
 
+/// The op of a fused activation, as export writes it.
+ir::OpKind activation_op(const std::string& activation) {
+  if (activation == "relu") return ir::OpKind::kRelu;
+  if (activation == "sigmoid") return ir::OpKind::kSigmoid;
+  if (activation == "tanh") return ir::OpKind::kTanh;
+  throw Error("internal error: unknown activation '" + activation + "'");
+}
+
 }  // namespace
+
+ir::Graph written_form(const ir::Graph& graph) {
+  ir::Graph written = onnx_io::fold_weight_nodes(graph);
+  for (ir::NodeId id : written.node_ids()) {
+    const ir::Node& node = written.node(id);
+    if (node.op != ir::OpKind::kConv && node.op != ir::OpKind::kMatMul) continue;
+    // Conv's residual Z (input 3) and MatMul's C (input 2), as in onnx_io's export.
+    const std::size_t plain_inputs = node.op == ir::OpKind::kConv ? 3 : 2;
+    const bool summand = node.inputs.size() > plain_inputs;
+    const std::string activation = node.attrs.get_string("activation", "none");
+    if (!summand && activation == "none") continue;
+    const ir::ValueId output = node.outputs.at(0);
+    const ir::TensorType type = written.value(output).type;
+    std::vector<ir::ValueId> inputs = node.inputs;
+    inputs.resize(std::min(inputs.size(), plain_inputs));
+    ir::Attributes attrs = node.attrs;
+    attrs.set("activation", std::string("none"));
+    const ir::ValueId summand_value = summand ? node.inputs[plain_inputs] : ir::kNoValue;
+    const std::string name = node.name;
+    ir::ValueId last = written.node(written.add_node(node.op, std::move(inputs), {{type, ""}}, std::move(attrs), name)).outputs[0];
+    if (summand) last = written.node(written.add_node(ir::OpKind::kAdd, {last, summand_value}, {{type, ""}})).outputs[0];
+    if (activation != "none") {
+      last = written.node(written.add_node(activation_op(activation), {last}, {{type, ""}})).outputs[0];
+    }
+    const std::string output_name = written.value(output).name;
+    written.replace_all_uses(output, last);
+    written.remove_node(id);
+    written.set_name(last, output_name);
+  }
+  return written;
+}
 
 ir::Graph as_written(const ir::Graph& graph) {
   const profile::TempDir folder;

@@ -41,8 +41,17 @@ struct MeasuredSearchStats : PassStats {
 };
 
 /// `graph` as written: exported to ONNX and read back (a fused activation or summand is its own
-/// node again, graphsub's own ops are their ONNX forms, weight-only nodes are weights).
+/// node again, graphsub's own ops are their ONNX forms, weight-only nodes are weights). Exact,
+/// but its weights are copies (through a file).
 ir::Graph as_written(const ir::Graph& graph);
+
+/// What export does to `graph` that a search can undo, done in the IR: weight-only nodes folded
+/// (onnx_io::fold_weight_nodes) and each fused Conv or MatMul written as the product, an Add of
+/// its summand and its activation's node, as export writes them. Weights are shared with `graph`,
+/// not copied. Where it is a graph's hash, so is as_written's; not always the other way round
+/// (graphsub's own ops such as SMul stay as they are), so it is a fast first check, and the
+/// passes search as_written's exact form.
+ir::Graph written_form(const ir::Graph& graph);
 
 /// One pass of a search: the search of `graph`, the `pass`-th (from 1).
 using SearchPass = std::function<search::OptimizeResult(const ir::Graph& graph, int pass)>;

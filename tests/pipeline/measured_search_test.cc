@@ -162,5 +162,22 @@ TEST_CASE("a further pass that finds nothing cheaper is not kept", "[pipeline]")
   CHECK(stats.estimated == 0);
 }
 
+TEST_CASE("the written form of a result is what export and import make of it", "[pipeline]") {
+  TableProfiler* table = nullptr;
+  auto measurer = measurer_of(table, [](const ir::Graph& graph) { return 1.0 * search::running_nodes(graph); });
+  pipeline::MeasuredSearchStats stats;
+  const search::OptimizeResult result = run(testing::conv_bn_relu_chain(), *measurer, 0, stats);
+  REQUIRE(has_fused_activation(result.search.best));
+  const ir::Graph written = pipeline::written_form(result.search.best);
+  CHECK_FALSE(has_fused_activation(written));
+  CHECK(written.structural_hash() == pipeline::as_written(result.search.best).structural_hash());
+  runtime::CheckOptions options;
+  options.atol = 1e-5;
+  options.rtol = 1e-5;
+  for (const runtime::OutputCheck& output : runtime::check_equivalent(result.search.best, written, options).outputs) {
+    CHECK(output.passed);
+  }
+}
+
 }  // namespace
 }  // namespace graphsub
