@@ -60,6 +60,14 @@ class Measurer {
   bool can_measure() const { return profiler_ != nullptr; }
   const MeasureStats& stats() const { return stats_; }
 
+  /// Forgets what this run compared (the pairs timed alike, the runs compare_again goes on
+  /// from), keeping the cache and the stats: what follows looks things up as a new process
+  /// reading this cache would, so it decides as a rerun with the saved cache will.
+  void start_run() {
+    alike_.clear();
+    measured_now_.clear();
+  }
+
   /// Runs a measuring instance once in the target (profile::Profiler::observe; without a
   /// profiler, in the observer's target), or on graphsub's reference executor when neither runs
   /// graphs for that: the Observer of measuring_instance. The run is looked up in the cache

@@ -41,13 +41,15 @@ using Json = nlohmann::json;
 /// Passes of the search at most (search_in_passes): the 32-branch block's measured search kept
 /// three (90, 10 and 7 substitutions) and its fourth found nothing cheaper.
 constexpr int kMaxPasses = 8;
+/// The measured searches of one run at most: the first, and those that settle its cache (below).
+constexpr int kMaxSearches = 4;
 
 /// Seconds spent in each phase.
 class PhaseTimer {
  public:
   void start() { begin_ = std::chrono::steady_clock::now(); }
   void stop(const std::string& phase) {
-    times_[phase] = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin_).count();
+    times_[phase] += std::chrono::duration<double>(std::chrono::steady_clock::now() - begin_).count();
   }
   const std::map<std::string, double>& times() const { return times_; }
 
@@ -179,7 +181,13 @@ Json passes_json(const PassStats& stats) {
           {"why_no_further_pass", stats.last_pass_end}};
 }
 
-Json measurement_json(const Measurer& measurer, const MeasuredSearchStats& search, const cost::CachedModel& model) {
+/// Node signature lookups of a run's searches, all of them.
+struct Lookups {
+  int64_t hits = 0;
+  int64_t misses = 0;
+};
+
+Json measurement_json(const Measurer& measurer, const MeasuredSearchStats& search, const Lookups& lookups) {
   const MeasureStats& stats = measurer.stats();
   Json rounds = Json::array();
   for (const SearchRound& round : search.each) {
@@ -201,7 +209,7 @@ Json measurement_json(const Measurer& measurer, const MeasuredSearchStats& searc
           {"comparisons_reused", stats.comparisons_reused},
           {"comparisons_between_candidates", stats.comparisons_derived},
           {"comparisons_unmeasured", stats.comparisons_unmeasured},
-          {"node_lookups", {{"hits", model.hits()}, {"misses", model.misses()}}},
+          {"node_lookups", {{"hits", lookups.hits}, {"misses", lookups.misses}}},
           {"instance", instance_json(measurer.instance_run())},
           {"instance_runs_read_from_cache", stats.observations_cached},
           {"seconds", stats.seconds}};
@@ -332,7 +340,7 @@ class Run {
                        {"rules", {{"searched", rules.size()},
                                   {"allow_unverified", request_.allow_unverified},
                                   {"unverified_left_out", searched.unverified_left_out}}}};
-    const ir::Graph& written = target_.measurer ? search_measured(folded, matcher, rules.size())
+    const ir::Graph& written = target_.measurer ? settled_search(folded, matcher, rules.size())
                                                 : search_estimated(folded, matcher, rules.size());
     const std::vector<std::string> used = unverified_used(optimized_.search.steps, unverified_);
     if (&written != &original_ && !used.empty()) {
@@ -375,6 +383,54 @@ class Run {
                        " on " + target_.spec.name + " (an estimate, not measured)";
     if (alike) outcome_.summary += "; written, that is the input: it is kept";
     return unchanged || alike ? original_ : result.best;
+  }
+
+  /// search_measured until a search adds nothing to the cost cache (at most kMaxSearches). A
+  /// search that measured something decided in part before its measurements (a round's last
+  /// misses, a later pass's signatures that an earlier pass met estimated), so a rerun reading
+  /// the saved cache may decide otherwise: the 32-branch block's cold run left 56 signatures to
+  /// its first warm run, which wrote another model. The search after it reads the cache as that
+  /// rerun would (Measurer::start_run), and once one measures nothing, a rerun with this cache
+  /// writes these bytes. Usually the second search is the last, and costs what a warm run does.
+  const ir::Graph& settled_search(const ir::Graph& folded, const rewrite::Matcher& matcher, std::size_t rules) {
+    Measurer& measurer = *target_.measurer;
+    Json added = Json::array();  // cache entries each search added
+    for (int searches = 1;; ++searches) {
+      if (searches > 1) {
+        measurer.start_run();
+        forget_search();
+      }
+      const std::size_t before = measurer.cache().size();
+      const ir::Graph& written = search_measured(folded, matcher, rules);
+      added.push_back(measurer.cache().size() - before);
+      const bool settled = added.back() == 0 || !measurer.can_measure();
+      if (settled || searches == kMaxSearches) {
+        outcome_.report["measurement"]["searches"] = {{"run", searches},
+                                                      {"cache_entries_added_by_each", added},
+                                                      {"settled", settled}};
+        if (searches > 1) {
+          logger("cli")->info("searched {} times: the last search read the cache as a rerun would{}", searches,
+                              settled ? " and measured nothing more" : "");
+        }
+        if (!settled) {
+          logger("cli")->warn("the last of {} searches still measured {} cost cache entries: a rerun with this cache "
+                              "may write another model",
+                              searches, added.back().get<std::size_t>());
+        }
+        return written;
+      }
+    }
+  }
+
+  /// Drops what search_measured made of the last search, for another.
+  void forget_search() {
+    optimized_ = {};
+    without_value_info_ = {};
+    layout_formed_ = {};
+    result_forms_.reset();
+    result_forms_made_ = false;
+    result_forms_applied_ = 0;
+    search_passes_ = 1;
   }
 
   /// Searches with measured costs, then keeps the result only if the target runs it faster.
@@ -443,7 +499,9 @@ class Run {
     timer_.stop("guard");
     logger("cli")->info("{}", verdict.reason);
     outcome_.report["search"] = search_json(optimized_, request_, rules, true, unverified_);
-    outcome_.report["measurement"] = measurement_json(measurer, stats, model);
+    lookups_.hits += model.hits();
+    lookups_.misses += model.misses();
+    outcome_.report["measurement"] = measurement_json(measurer, stats, lookups_);
     Json written = {{"written", !verdict.keep_candidate                     ? "input"
                                 : changed_by_search_or_narrowing(result) ? "optimized"
                                                                          : "folded input"},
@@ -775,6 +833,7 @@ class Run {
   Target target_;
   std::set<std::string> unverified_;  ///< Searched rules not proved (only with --allow-unverified).
   search::OptimizeResult optimized_;
+  Lookups lookups_;  ///< Of every measured search of this run.
   ir::Graph without_value_info_;  ///< The search result to be exported without value_info (written when that measured faster).
   ir::Graph layout_formed_;  ///< The written graph when the layout forms were kept.
   std::optional<ir::Graph> input_forms_;  ///< The input with the layout forms, once made.

@@ -185,6 +185,13 @@ TEST_CASE("optimize writes a model that computes the same, with a report", "[cli
   // A measured result is measured again as exported without value_info, and the faster one written.
   const nlohmann::json result = nlohmann::json::parse(json)["result"];
   if (result.contains("measured_ratio")) CHECK(result["without_value_info"]["measured_speedup"].is_number());
+  // The cold run measured, so it searched again reading its cache as a rerun will, until a
+  // search measured nothing.
+  const nlohmann::json searches = nlohmann::json::parse(json)["measurement"]["searches"];
+  CHECK(searches["settled"] == true);
+  CHECK(searches["run"].get<int>() >= 2);
+  CHECK(searches["cache_entries_added_by_each"].front().get<int>() > 0);
+  CHECK(searches["cache_entries_added_by_each"].back() == 0);
   // Deterministic: a second run writes the same bytes, and measures nothing (the cache answers).
   fs::path again = dir / "again.onnx";
   fs::path second = dir / "second.json";
@@ -194,6 +201,7 @@ TEST_CASE("optimize writes a model that computes the same, with a report", "[cli
   const std::string warm = read_file(second);
   CHECK(warm.find("\"comparisons_measured\": 0") != std::string::npos);
   CHECK(warm.find("\"node_signatures_measured\": 0") != std::string::npos);
+  CHECK(nlohmann::json::parse(warm)["measurement"]["searches"]["run"] == 1);
 }
 
 TEST_CASE("when nothing changes, the input is written back byte for byte", "[cli]") {
