@@ -3,6 +3,7 @@
 #include "rewrite/matcher.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -43,54 +44,78 @@ class GraphIndex {
   mutable std::optional<std::vector<bool>> folded_;
 };
 
-/// A partial match.
+/// A value slot not bound yet (kNoValue, an absent optional operand, never binds).
+constexpr ir::ValueId kUnbound = std::numeric_limits<ir::ValueId>::min();
+
+/// A partial match. Values are bound by slot (Matcher::Plan::names): a state is copied at every
+/// step of the search, and copying and comparing names was much of the matcher's time. Its
+/// match holds the nodes and attribute variables; its values and lists by name are filled in
+/// once every node is bound (complete).
 struct State {
   Match match;
-  /// Graph value → the pattern name bound to it (the rule's own string: a state is copied at
-  /// every step of the search, and copying names was much of the matcher's time).
-  std::map<ir::ValueId, const std::string*> names;
+  std::vector<ir::ValueId> values;  ///< By slot; kUnbound where not bound.
+  std::vector<std::pair<int, std::vector<ir::ValueId>>> lists;  ///< Bound value lists, by slot.
+  std::vector<std::pair<ir::ValueId, int>> names;  ///< Graph value → the slot bound to it.
   /// Attribute constraints other than a bare variable, checked once every node is bound.
   std::vector<std::pair<ir::NodeId, const rules::AttrSetting*>> deferred;
-  /// The rule's pattern inputs (Matcher::Plan::inputs).
-  const std::set<std::string>* inputs = nullptr;
+  const Matcher::Plan* plan = nullptr;
+
+  /// The slot bound to graph value `id`, or -1.
+  int slot_of(ir::ValueId id) const {
+    for (const auto& [value, slot] : names) {
+      if (value == id) return slot;
+    }
+    return -1;
+  }
+  /// The list bound to `slot`, or null.
+  const std::vector<ir::ValueId>* list(int slot) const {
+    for (const auto& [bound, ids] : lists) {
+      if (bound == slot) return &ids;
+    }
+    return nullptr;
+  }
 };
 
-/// Binds a pattern name to a graph value: consistent, and one name per value, except that pattern
-/// inputs may share one (a proved rule holds for every input, so for two equal ones too:
+/// Binds a slot to a graph value: consistent, and one slot per value, except that pattern inputs
+/// may share one (a proved rule holds for every input, so for two equal ones too:
 /// `Add(AveragePool(x), AveragePool(y))` matches two pools of one value). A value a matched node
 /// produces has one name, so no pattern input aliases what the rewrite replaces.
-bool bind_value(const std::string& name, ir::ValueId id, State& state) {
-  const auto it = state.match.values.find(name);
-  if (it != state.match.values.end()) return it->second == id;
+bool bind_value(int slot, ir::ValueId id, State& state) {
+  ir::ValueId& bound = state.values[static_cast<std::size_t>(slot)];
+  if (bound != kUnbound) return bound == id;
   if (id == ir::kNoValue) return false;
-  const auto [bound, fresh] = state.names.emplace(id, &name);
-  if (!fresh && !(state.inputs->count(name) && state.inputs->count(*bound->second))) return false;
-  state.match.values.emplace(name, id);
-  return true;
-}
-
-/// Binds a value list: consistent, and one name per value.
-bool bind_list(const std::string& name, std::vector<ir::ValueId> ids, State& state) {
-  const auto it = state.match.lists.find(name);
-  if (it != state.match.lists.end()) return it->second == ids;
-  for (ir::ValueId id : ids) {
-    if (id == ir::kNoValue || !state.names.emplace(id, &name).second) return false;
+  const int other = state.slot_of(id);
+  if (other < 0) {
+    state.names.emplace_back(id, slot);
+  } else if (!(state.plan->shares[static_cast<std::size_t>(slot)] && state.plan->shares[static_cast<std::size_t>(other)])) {
+    return false;
   }
-  state.match.lists.emplace(name, std::move(ids));
+  bound = id;
   return true;
 }
 
-/// How a node's names lie over `count` graph values: a leading list (also a lone list), the
+/// Binds a value list: consistent, and one slot per value.
+bool bind_list(int slot, std::vector<ir::ValueId> ids, State& state) {
+  if (const std::vector<ir::ValueId>* bound = state.list(slot)) return *bound == ids;
+  for (ir::ValueId id : ids) {
+    if (id == ir::kNoValue || state.slot_of(id) >= 0) return false;
+    state.names.emplace_back(id, slot);
+  }
+  state.lists.emplace_back(slot, std::move(ids));
+  return true;
+}
+
+/// How a node's slots lie over `count` graph values: a leading list (also a lone list), the
 /// named values, a trailing list.
 struct Layout {
   bool leading = false;
   bool trailing = false;
   std::size_t named = 0;
 
-  explicit Layout(const std::vector<std::string>& names) {
-    leading = !names.empty() && rules::is_list_name(names.front());
-    trailing = names.size() > 1 && rules::is_list_name(names.back());
-    named = names.size() - leading - trailing;
+  Layout(const std::vector<int>& slots, const Matcher::Plan& plan) {
+    leading = !slots.empty() && plan.is_list[static_cast<std::size_t>(slots.front())];
+    trailing = slots.size() > 1 && plan.is_list[static_cast<std::size_t>(slots.back())];
+    named = slots.size() - leading - trailing;
   }
   bool has_lists() const { return leading || trailing; }
 
@@ -108,18 +133,18 @@ struct Layout {
   }
 };
 
-/// Binds `names` to `ids` with a leading list of `lead` values.
-bool bind_names(const std::vector<std::string>& names, const std::vector<ir::ValueId>& ids, std::size_t lead,
+/// Binds `slots` to `ids` with a leading list of `lead` values.
+bool bind_names(const std::vector<int>& slots, const std::vector<ir::ValueId>& ids, std::size_t lead,
                 State& state) {
-  const Layout layout(names);
+  const Layout layout(slots, *state.plan);
   std::size_t next = 0;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (!rules::is_list_name(names[i])) {
-      if (!bind_value(names[i], ids[next++], state)) return false;
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    if (!state.plan->is_list[static_cast<std::size_t>(slots[i])]) {
+      if (!bind_value(slots[i], ids[next++], state)) return false;
       continue;
     }
     const std::size_t end = i == 0 && layout.leading ? lead : ids.size();
-    if (!bind_list(names[i], {ids.begin() + next, ids.begin() + end}, state)) return false;
+    if (!bind_list(slots[i], {ids.begin() + next, ids.begin() + end}, state)) return false;
     next = end;
   }
   return true;
@@ -151,7 +176,11 @@ class Search {
   Search(const GraphIndex& index, const Matcher::Plan& plan, std::vector<Match>& out,
          const std::vector<char>* touched = nullptr, MatchedSets* matched = nullptr)
       : index_(index), plan_(plan), rule_(*plan.rule), out_(out), touched_(touched), matched_(matched) {
-    for (const rules::OutputMap& map : rule_.outputs) mapped_.insert(map.source);
+    mapped_.assign(plan_.names.size(), 0);
+    for (const rules::OutputMap& map : rule_.outputs) {
+      const auto slot = std::find(plan_.names.begin(), plan_.names.end(), map.source);
+      if (slot != plan_.names.end()) mapped_[static_cast<std::size_t>(slot - plan_.names.begin())] = 1;
+    }
   }
 
   /// Every match whose first source node is `anchor`.
@@ -159,14 +188,17 @@ class Search {
     State state;
     state.match.rule = &rule_;
     state.match.nodes.assign(rule_.source.size(), -1);
-    state.inputs = &plan_.inputs;
+    state.values.assign(plan_.names.size(), kUnbound);
+    state.plan = &plan_;
     try_node(0, anchor, state, 1);
   }
 
  private:
   void extend(std::size_t step, const State& state) {
     if (step == plan_.order.size()) {
-      if (binds_touched(state) && accept(state) && first_over_its_nodes(state)) out_.push_back(state.match);
+      if (!binds_touched(state)) return;
+      Match complete = named(state);
+      if (accept(state, complete) && first_over_its_nodes(state)) out_.push_back(std::move(complete));
       return;
     }
     const std::size_t index = plan_.order[step];
@@ -182,8 +214,9 @@ class Search {
     for (ir::NodeId other : state.match.nodes) {
       if (other == id) return;
     }
-    for (std::size_t lead_in : Layout(pattern.inputs).leading_lengths(node.inputs.size(), true)) {
-      for (std::size_t lead_out : Layout(pattern.outputs).leading_lengths(node.outputs.size(), false)) {
+    const Layout outputs(plan_.output_slots[index], plan_);
+    for (std::size_t lead_in : Layout(plan_.input_slots[index], plan_).leading_lengths(node.inputs.size(), true)) {
+      for (std::size_t lead_out : outputs.leading_lengths(node.outputs.size(), false)) {
         State next = state;
         if (bind_node(index, id, node.inputs, lead_in, lead_out, next)) extend(step, next);
       }
@@ -191,7 +224,7 @@ class Search {
     // The operands the other way round; one value read twice binds the same either way.
     if (!plan_.either_order[index] || node.inputs.size() != 2 || node.inputs[0] == node.inputs[1]) return;
     const std::vector<ir::ValueId> swapped{node.inputs[1], node.inputs[0]};
-    for (std::size_t lead_out : Layout(pattern.outputs).leading_lengths(node.outputs.size(), false)) {
+    for (std::size_t lead_out : outputs.leading_lengths(node.outputs.size(), false)) {
       State next = state;
       if (bind_node(index, id, swapped, 0, lead_out, next)) extend(step, next);
     }
@@ -201,42 +234,43 @@ class Search {
   /// when no list comes before it and the operands keep their order), else the producer of a
   /// bound output; failing both, the readers or the producer of a bound list's first value.
   std::vector<ir::NodeId> candidates(std::size_t index, const State& state) const {
-    const PatternNode& pattern = rule_.source[index];
+    const std::vector<int>& inputs = plan_.input_slots[index];
+    const std::vector<int>& outputs = plan_.output_slots[index];
     std::vector<ir::NodeId> result;
-    const bool inputs_shift = Layout(pattern.inputs).leading || plan_.either_order[index];
-    for (std::size_t i = 0; i < pattern.inputs.size(); ++i) {
-      const auto it = state.match.values.find(pattern.inputs[i]);
-      if (it == state.match.values.end()) continue;
-      for (const auto& [reader, position] : index_.consumers(it->second)) {
+    const bool inputs_shift = Layout(inputs, plan_).leading || plan_.either_order[index];
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const ir::ValueId bound = state.values[static_cast<std::size_t>(inputs[i])];
+      if (bound == kUnbound) continue;
+      for (const auto& [reader, position] : index_.consumers(bound)) {
         if (inputs_shift || static_cast<std::size_t>(position) == i) result.push_back(reader);
       }
       return distinct(result);
     }
-    const bool outputs_shift = Layout(pattern.outputs).leading;
-    for (std::size_t j = 0; j < pattern.outputs.size(); ++j) {
-      const auto it = state.match.values.find(pattern.outputs[j]);
-      if (it == state.match.values.end()) continue;
-      const ir::Value& value = index_.graph().value(it->second);
+    const bool outputs_shift = Layout(outputs, plan_).leading;
+    for (std::size_t j = 0; j < outputs.size(); ++j) {
+      const ir::ValueId bound = state.values[static_cast<std::size_t>(outputs[j])];
+      if (bound == kUnbound) continue;
+      const ir::Value& value = index_.graph().value(bound);
       if (value.producer >= 0 && (outputs_shift || static_cast<std::size_t>(value.output_index) == j)) {
         result.push_back(value.producer);
       }
       return result;
     }
-    return list_candidates(pattern, state);
+    return list_candidates(index, state);
   }
 
-  std::vector<ir::NodeId> list_candidates(const PatternNode& pattern, const State& state) const {
+  std::vector<ir::NodeId> list_candidates(std::size_t index, const State& state) const {
     std::vector<ir::NodeId> result;
-    for (const std::string& name : pattern.inputs) {
-      const auto it = state.match.lists.find(name);
-      if (it == state.match.lists.end() || it->second.empty()) continue;
-      for (const auto& use : index_.consumers(it->second.front())) result.push_back(use.first);
+    for (int slot : plan_.input_slots[index]) {
+      const std::vector<ir::ValueId>* list = state.list(slot);
+      if (!list || list->empty()) continue;
+      for (const auto& use : index_.consumers(list->front())) result.push_back(use.first);
       return distinct(result);
     }
-    for (const std::string& name : pattern.outputs) {
-      const auto it = state.match.lists.find(name);
-      if (it == state.match.lists.end() || it->second.empty()) continue;
-      const ir::NodeId producer = index_.graph().value(it->second.front()).producer;
+    for (int slot : plan_.output_slots[index]) {
+      const std::vector<ir::ValueId>* list = state.list(slot);
+      if (!list || list->empty()) continue;
+      const ir::NodeId producer = index_.graph().value(list->front()).producer;
       if (producer >= 0) result.push_back(producer);
       return result;
     }
@@ -257,14 +291,14 @@ class Search {
     const PatternNode& pattern = rule_.source[index];
     const ir::Node& node = index_.graph().node(id);
     state.match.nodes[index] = id;
-    if (!bind_names(pattern.inputs, inputs, lead_in, state)) return false;
-    if (!bind_names(pattern.outputs, node.outputs, lead_out, state)) return false;
+    if (!bind_names(plan_.input_slots[index], inputs, lead_in, state)) return false;
+    if (!bind_names(plan_.output_slots[index], node.outputs, lead_out, state)) return false;
     for (const rules::AttrSetting& setting : pattern.attrs) {
       const ir::AttrValue* actual = node.attrs.find(setting.name);
       if (!actual) return false;
       // A literal (activation = "none", axis = 1) is compared now: it prunes the search early.
       if (rules::is_literal(setting.value)) {
-        if (!attribute_holds(setting, *actual, context(state))) return false;
+        if (!attribute_holds(setting, *actual, context(state.match))) return false;
         continue;
       }
       if (!bind_attribute(setting, id, *actual, state)) return false;
@@ -293,9 +327,19 @@ class Search {
                        [this](ir::NodeId id) { return (*touched_)[static_cast<std::size_t>(id)] != 0; });
   }
 
-  /// The checks on a complete binding: outside uses first (cheap), then expressions.
-  bool accept(const State& state) const {
-    return outside_uses_mapped(state) && deferred_attributes_hold(state) && conditions_hold(state);
+  /// The match of a complete binding, its values and lists by name.
+  Match named(const State& state) const {
+    Match match = state.match;
+    for (std::size_t slot = 0; slot < state.values.size(); ++slot) {
+      if (state.values[slot] != kUnbound) match.values.emplace(plan_.names[slot], state.values[slot]);
+    }
+    for (const auto& [slot, ids] : state.lists) match.lists.emplace(plan_.names[static_cast<std::size_t>(slot)], ids);
+    return match;
+  }
+
+  /// The checks on a complete binding (`match`, named): outside uses first (cheap), then expressions.
+  bool accept(const State& state, const Match& match) const {
+    return outside_uses_mapped(state) && deferred_attributes_hold(state, match) && conditions_hold(match);
   }
 
   bool inside(ir::NodeId id, const State& state) const {
@@ -310,8 +354,8 @@ class Search {
     for (ir::NodeId id : state.match.nodes) {
       for (ir::ValueId value : index_.graph().node(id).outputs) {
         if (!used_outside(value, state)) continue;
-        const auto name = state.names.find(value);
-        if (name == state.names.end() || mapped_.count(*name->second) == 0) return false;
+        const int slot = state.slot_of(value);
+        if (slot < 0 || !mapped_[static_cast<std::size_t>(slot)]) return false;
       }
     }
     return true;
@@ -325,21 +369,21 @@ class Search {
     return false;
   }
 
-  EvalContext context(const State& state) const {
-    return EvalContext{index_.graph(), state.match.values, state.match.variables,
-                       [this](ir::ValueId id) { return index_.is_weight(id); }, &state.match.lists};
+  EvalContext context(const Match& match) const {
+    return EvalContext{index_.graph(), match.values, match.variables,
+                       [this](ir::ValueId id) { return index_.is_weight(id); }, &match.lists};
   }
 
-  bool deferred_attributes_hold(const State& state) const {
-    const EvalContext eval = context(state);
+  bool deferred_attributes_hold(const State& state, const Match& match) const {
+    const EvalContext eval = context(match);
     for (const auto& [id, setting] : state.deferred) {
       if (!attribute_holds(*setting, *index_.graph().node(id).attrs.find(setting->name), eval)) return false;
     }
     return true;
   }
 
-  bool conditions_hold(const State& state) const {
-    const EvalContext eval = context(state);
+  bool conditions_hold(const Match& match) const {
+    const EvalContext eval = context(match);
     for (const rules::Expr& condition : rule_.conditions) {
       if (!holds(condition, eval)) return false;
     }
@@ -352,7 +396,7 @@ class Search {
   std::vector<Match>& out_;
   const std::vector<char>* touched_;
   MatchedSets* matched_;
-  std::set<std::string> mapped_;
+  std::vector<char> mapped_;  ///< Per slot: the source of a `map`.
 };
 
 /// True when `node` reads or writes a name in `seen`.
@@ -377,9 +421,26 @@ bool binds_either_order(const PatternNode& node) {
 Matcher::Plan plan_of(const rules::Rule& rule, Matcher::OperandOrder order) {
   const std::vector<PatternNode>& source = rule.source;
   if (source.empty()) throw std::invalid_argument("rule " + rule.name + " has an empty source");
-  Matcher::Plan plan{&rule, {}, {}, {}};
+  Matcher::Plan plan{&rule, {}, {}, {}, {}, {}, {}, {}, {}};
   for (const std::string& input : rule.inputs()) {
     if (!rules::is_list_name(input)) plan.inputs.insert(input);
+  }
+  const auto slots_of = [&plan](const std::vector<std::string>& names) {
+    std::vector<int> slots;
+    for (const std::string& name : names) {
+      auto known = std::find(plan.names.begin(), plan.names.end(), name);
+      if (known == plan.names.end()) {
+        plan.shares.push_back(plan.inputs.count(name) > 0);
+        plan.is_list.push_back(rules::is_list_name(name));
+        known = plan.names.insert(plan.names.end(), name);
+      }
+      slots.push_back(static_cast<int>(known - plan.names.begin()));
+    }
+    return slots;
+  };
+  for (const PatternNode& node : source) {
+    plan.input_slots.push_back(slots_of(node.inputs));
+    plan.output_slots.push_back(slots_of(node.outputs));
   }
   for (const PatternNode& node : source) {
     plan.either_order.push_back(order == Matcher::OperandOrder::kEitherOrder && binds_either_order(node));
