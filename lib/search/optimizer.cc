@@ -180,7 +180,7 @@ class Optimizer {
       matches_ = memo->matches;
       return memo->partition;
     }
-    matches_ = with_two_step_matches(input_, matcher_, without_weight_only(input_, matcher_.find_all(input_)));
+    matches_ = with_two_step_matches(input_, matcher_, without_weight_only(input_, matcher_.find_all(input_)), threads_);
     Partition partition = split_graph(input_, matches_, options_.split_threshold);
     if (partition.parts.size() == 1) partition = halves_of(partition.parts.front());
     if (memo) *memo = SplitMemo{hash, options_.split_threshold, matches_, partition, true, {}, {}};

@@ -2,9 +2,11 @@
 #include "search/split.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
+#include "ir/parallel.h"
 #include "rewrite/rewriter.h"
 #include "search/max_flow.h"
 #include "search/search_state.h"
@@ -139,18 +141,20 @@ Bisection bisect(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
 }
 
 std::vector<rewrite::Match> with_two_step_matches(const ir::Graph& graph, const rewrite::Matcher& matcher,
-                                                  std::vector<rewrite::Match> matches) {
+                                                  std::vector<rewrite::Match> matches, int threads) {
   auto sorted = [](std::vector<ir::NodeId> nodes) {
     std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
     return nodes;
   };
-  std::set<std::vector<ir::NodeId>> seen;
-  for (const rewrite::Match& match : matches) seen.insert(sorted(match.nodes));
   const std::size_t first_order = matches.size();
   const ir::NodeId fresh_from = graph.node_capacity();
-  for (std::size_t i = 0; i < first_order; ++i) {
+  // Each match applied to the whole graph and the matches it enables, in threads (a tenth to a
+  // quarter of a warm search's time on graphs with many matches), each match's by its index.
+  std::vector<std::vector<rewrite::Match>> enabled_by(first_order);
+  run_parallel(first_order, threads, [&](std::size_t i) {
     const std::optional<ir::Graph> next = rewrite::apply(graph, matches[i], nullptr);
-    if (!next) continue;
+    if (!next) return;
     std::vector<ir::NodeId> made;
     for (ir::NodeId id = fresh_from; id < next->node_capacity(); ++id) {
       if (next->has_node(id)) made.push_back(id);
@@ -160,13 +164,17 @@ std::vector<rewrite::Match> with_two_step_matches(const ir::Graph& graph, const 
       for (ir::NodeId id : enabled.nodes) {
         if (id < fresh_from) used.push_back(id);
       }
-      used = sorted(std::move(used));
-      used.erase(std::unique(used.begin(), used.end()), used.end());
-      if (!seen.insert(used).second) continue;
-      enabled.nodes = std::move(used);
+      enabled.nodes = sorted(std::move(used));
       enabled.values.clear();
       enabled.lists.clear();
-      matches.push_back(std::move(enabled));
+      enabled_by[i].push_back(std::move(enabled));
+    }
+  });
+  std::set<std::vector<ir::NodeId>> seen;
+  for (const rewrite::Match& match : matches) seen.insert(sorted(match.nodes));
+  for (std::vector<rewrite::Match>& enabled : enabled_by) {
+    for (rewrite::Match& match : enabled) {
+      if (seen.insert(match.nodes).second) matches.push_back(std::move(match));
     }
   }
   return matches;

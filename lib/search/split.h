@@ -47,9 +47,10 @@ struct Partition {
 /// matches its rewrite makes possible, each standing for the nodes of `graph` it would use up (the
 /// first match's nodes and the untouched nodes it binds). Counting these too keeps a cut from
 /// separating a Conv+BatchNormalization from its Relu, where folding then fusing would take both
-/// steps. Each node set appears once; the two-step ones follow the first-order ones.
+/// steps. Each node set appears once; the two-step ones follow the first-order ones, in the
+/// order of the matches behind them, whatever the number of `threads` that apply the matches.
 std::vector<rewrite::Match> with_two_step_matches(const ir::Graph& graph, const rewrite::Matcher& matcher,
-                                                  std::vector<rewrite::Match> matches);
+                                                  std::vector<rewrite::Match> matches, int threads = 1);
 
 /// MetaFlow Alg. 2: bisects recursively until every part has at most `threshold` nodes. A
 /// threshold of 0 or one not below the node count gives a single part.
