@@ -175,13 +175,7 @@ class Search {
   /// one plan over one graph.
   Search(const GraphIndex& index, const Matcher::Plan& plan, std::vector<Match>& out,
          const std::vector<char>* touched = nullptr, MatchedSets* matched = nullptr)
-      : index_(index), plan_(plan), rule_(*plan.rule), out_(out), touched_(touched), matched_(matched) {
-    mapped_.assign(plan_.names.size(), 0);
-    for (const rules::OutputMap& map : rule_.outputs) {
-      const auto slot = std::find(plan_.names.begin(), plan_.names.end(), map.source);
-      if (slot != plan_.names.end()) mapped_[static_cast<std::size_t>(slot - plan_.names.begin())] = 1;
-    }
-  }
+      : index_(index), plan_(plan), rule_(*plan.rule), out_(out), touched_(touched), matched_(matched) {}
 
   /// Every match whose first source node is `anchor`.
   void run(ir::NodeId anchor) {
@@ -355,7 +349,7 @@ class Search {
       for (ir::ValueId value : index_.graph().node(id).outputs) {
         if (!used_outside(value, state)) continue;
         const int slot = state.slot_of(value);
-        if (slot < 0 || !mapped_[static_cast<std::size_t>(slot)]) return false;
+        if (slot < 0 || !plan_.mapped[static_cast<std::size_t>(slot)]) return false;
       }
     }
     return true;
@@ -396,7 +390,6 @@ class Search {
   std::vector<Match>& out_;
   const std::vector<char>* touched_;
   MatchedSets* matched_;
-  std::vector<char> mapped_;  ///< Per slot: the source of a `map`.
 };
 
 /// True when `node` reads or writes a name in `seen`.
@@ -421,16 +414,21 @@ bool binds_either_order(const PatternNode& node) {
 Matcher::Plan plan_of(const rules::Rule& rule, Matcher::OperandOrder order) {
   const std::vector<PatternNode>& source = rule.source;
   if (source.empty()) throw std::invalid_argument("rule " + rule.name + " has an empty source");
-  Matcher::Plan plan{&rule, {}, {}, {}, {}, {}, {}, {}, {}};
+  Matcher::Plan plan;
+  plan.rule = &rule;
+  std::set<std::string> inputs;  // pattern inputs other than lists
   for (const std::string& input : rule.inputs()) {
-    if (!rules::is_list_name(input)) plan.inputs.insert(input);
+    if (!rules::is_list_name(input)) inputs.insert(input);
   }
-  const auto slots_of = [&plan](const std::vector<std::string>& names) {
+  std::set<std::string> mapped;
+  for (const rules::OutputMap& map : rule.outputs) mapped.insert(map.source);
+  const auto slots_of = [&](const std::vector<std::string>& names) {
     std::vector<int> slots;
     for (const std::string& name : names) {
       auto known = std::find(plan.names.begin(), plan.names.end(), name);
       if (known == plan.names.end()) {
-        plan.shares.push_back(plan.inputs.count(name) > 0);
+        plan.shares.push_back(inputs.count(name) > 0);
+        plan.mapped.push_back(mapped.count(name) > 0);
         plan.is_list.push_back(rules::is_list_name(name));
         known = plan.names.insert(plan.names.end(), name);
       }

@@ -59,15 +59,15 @@ class Matcher {
   struct Plan {
     const rules::Rule* rule = nullptr;
     std::vector<std::size_t> order;  ///< Source node indices; order[0] == 0, the anchor.
-    std::set<std::string> inputs;    ///< Pattern inputs other than lists: these may share a value.
     /// Per source node: its two operands may bind the other way round (a commutative op, two
     /// distinct named inputs, and OperandOrder::kEitherOrder).
     std::vector<char> either_order;
     /// Every value name of the source, each once: a search binds them by their index here (its
     /// slot), and names them only in a complete match.
     std::vector<std::string> names;
-    std::vector<char> shares;   ///< Per slot: a pattern input other than a list (`inputs`).
+    std::vector<char> shares;   ///< Per slot: a pattern input other than a list: these may share a value.
     std::vector<char> is_list;  ///< Per slot: a value list (`xs...`).
+    std::vector<char> mapped;   ///< Per slot: the source of a `map`.
     /// Per source node: the slots of its inputs and of its outputs, in order.
     std::vector<std::vector<int>> input_slots;
     std::vector<std::vector<int>> output_slots;
