@@ -216,6 +216,46 @@ def data_shaped_rows():
     save(model_of(graph, (("", 17),)), "data_shaped_rows.onnx")
 
 
+def traced_size():
+    """y = Relu(Reshape(x, [3, 4])) with x float32[N, 6]: the target holds the size it was traced
+    at (N = 2), as the TorchScript exporter writes the traced sequence length into attention's
+    reshapes, so the model runs with N = 2 only."""
+    shape = numpy_helper.from_array(np.array([3, 4], dtype=np.int64), "shape")
+    nodes = [
+        helper.make_node("Reshape", ["x", "shape"], ["r"], name="reshape"),
+        helper.make_node("Relu", ["r"], ["y"], name="relu"),
+    ]
+    graph = helper.make_graph(nodes, "traced_size", [tensor_info("x", ["N", 6])], [tensor_info("y", [3, 4])],
+                              initializer=[shape])
+    save(model_of(graph), "traced_size.onnx")
+
+
+def near_ties():
+    """y = ArgMax(BatchNormalization(Conv(x)), axis 1) over two channels equal but for rounding:
+    the second computes 3 w * x and scales it by 1/3. Folding the batch norm into the convolution
+    (a rewrite, or onnxruntime's own optimizations) rounds them otherwise, and the ArgMax flips
+    wherever they were near-equal."""
+    rng = np.random.default_rng(3)
+    w0 = rng.standard_normal((1, 4, 3, 3)).astype(np.float32)
+    b0 = rng.standard_normal(1).astype(np.float32)
+    three = np.float32(3)
+    inits = [numpy_helper.from_array(np.concatenate([w0, w0 * three]), "w"),
+             numpy_helper.from_array(np.concatenate([b0, b0 * three]), "b"),
+             numpy_helper.from_array(np.array([1, 1 / 3], dtype=np.float32), "scale"),
+             numpy_helper.from_array(np.zeros(2, dtype=np.float32), "bias"),
+             numpy_helper.from_array(np.zeros(2, dtype=np.float32), "mean"),
+             numpy_helper.from_array(np.ones(2, dtype=np.float32), "var")]
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c", "scale", "bias", "mean", "var"], ["n"], name="norm",
+                         epsilon=0.0),
+        helper.make_node("ArgMax", ["n"], ["y"], name="argmax", axis=1, keepdims=1),
+    ]
+    graph = helper.make_graph(nodes, "near_ties", [tensor_info("x", ["N", 4, 8, 8])],
+                              [tensor_info("y", ["N", 1, 8, 8], TensorProto.INT64)], initializer=inits)
+    save(model_of(graph), "near_ties.onnx")
+
+
 def unsorted_nodes():
     """y = Relu(Sigmoid(Neg(x))), the nodes listed last to first."""
     nodes = [
@@ -370,7 +410,7 @@ def main():
     for build in (cycle, shape_mismatch, symbolic_dims, unsorted_nodes, constants, fold_transpose,
                   external_data, custom_op, cumulative_sum, input_default, sparse_initializer, if_outer_scope,
                   typed_tensors, channel_shuffle, conv_relu, squeeze_excitation, class_token_head,
-                  window_attention, data_shaped_rows):
+                  window_attention, data_shaped_rows, traced_size, near_ties):
         build()
     return 0
 

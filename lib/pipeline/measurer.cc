@@ -128,6 +128,25 @@ std::string Measurer::signature(const ir::Graph& graph, const std::string& file)
   return key + " as the file " + hash;
 }
 
+std::optional<std::string> Measurer::run_error(const ir::Graph& graph, const std::string& file) {
+  const std::string key = signature(graph, file) + ";runs";
+  if (!profiler_ || cache_.find_observation(key)) return std::nullopt;
+  profile::TimingLimits once;
+  once.warmup = 1;
+  once.min_runs = 1;
+  once.max_runs = 1;
+  const Clock::time_point start = Clock::now();
+  try {
+    profiler_->time_models({{&graph, file, {}}}, sizes_, once);
+  } catch (const Error& failure) {
+    return std::string(failure.what());
+  }
+  stats_.seconds += seconds_since(start);
+  cache_.insert(cost::Observation{key, backend_, {}});
+  changed_ = true;
+  return std::nullopt;
+}
+
 std::optional<cost::Comparison> Measurer::compare(const ir::Graph& original, const ir::Graph& candidate,
                                                   const profile::TimingLimits& limits, const std::string& original_file) {
   return compare_all(original, {&candidate}, limits, original_file)[0];

@@ -55,6 +55,11 @@ class Measurer {
   }
   /// What the measuring instance set last could not work out, and what its run told.
   const InstanceRun& instance_run() const { return instance_run_; }
+  /// Why the target cannot run `file` (the user's model, whose graph is `graph`) at this run's
+  /// sizes: its error after one run, or nullopt when it ran. That it ran goes into the cache
+  /// (an observation of no values, keyed by the file's signature), so a warm run runs nothing;
+  /// a failure is not cached. Without a profiler nothing is run: nullopt unless the cache says.
+  std::optional<std::string> run_error(const ir::Graph& graph, const std::string& file);
   /// The backend of the cache's entries.
   const std::string& backend() const { return backend_; }
   bool can_measure() const { return profiler_ != nullptr; }

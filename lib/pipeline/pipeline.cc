@@ -164,6 +164,38 @@ Json target_json(const Target& target) {
   return json;
 }
 
+/// "batch=1, sequence=1": the sizes the inputs' symbolic dims take at `sizes` (1 where not
+/// given), in the order the inputs name them; empty when they have none.
+std::string sizes_text(const ir::Graph& graph, const cost::DimSizes& sizes) {
+  std::vector<std::string> symbols;
+  for (ir::ValueId input : graph.inputs()) {
+    for (const ir::Dim& dim : graph.value(input).type.shape.dims) {
+      if (dim.is_symbolic() && std::find(symbols.begin(), symbols.end(), dim.symbol) == symbols.end()) {
+        symbols.push_back(dim.symbol);
+      }
+    }
+  }
+  std::string text;
+  for (const std::string& symbol : symbols) {
+    const auto given = sizes.find(symbol);
+    text += (text.empty() ? "" : ", ") + symbol + "=" + std::to_string(given == sizes.end() ? 1 : given->second);
+  }
+  return text;
+}
+
+/// Why a model cannot run at the sizes given to its symbolic dims, and what to do: "the input
+/// cannot run with batch=1, sequence=1 (...); give ...". An exporter may have written a traced
+/// size into the model (the TorchScript exporter writes the traced sequence length into
+/// attention's reshapes), so that it runs at that size only.
+std::string cannot_run_at(const ir::Graph& graph, const cost::DimSizes& sizes, const std::string& error) {
+  const std::string at = sizes_text(graph, sizes);
+  // A model the runtime cannot load (an operator it lacks) fails at every size.
+  if (at.empty() || error.find("cannot load") != std::string::npos) return "the input cannot run (" + error + ")";
+  return "the input cannot run with " + at + " (" + error +
+         "); give the sizes it runs at with --dim NAME=SIZE or --input-shape NAME:D1,D2,... (an exporter may have "
+         "written a traced size into the model, as the TorchScript exporter does in attention's reshapes)";
+}
+
 /// What the measuring instance could not size statically, and what its run told.
 Json instance_json(const InstanceRun& run) {
   Json json = {{"values_depending_on_data", run.unresolved},
@@ -222,6 +254,10 @@ Json check_json(const runtime::CheckReport& report) {
                        {"max_abs_error", output.max_abs_error},
                        {"max_rel_error", output.max_rel_error},
                        {"passed", output.passed}});
+    if (output.runtime_variation >= 0) {
+      outputs.back()["runtime_variation"] = output.runtime_variation;
+      outputs.back()["within_runtime_variation"] = output.within_runtime_variation;
+    }
   }
   return {{"passed", report.passed()}, {"executor", report.executor}, {"outputs", outputs}};
 }
@@ -295,6 +331,7 @@ class Run {
     }
     logger("cli")->info("read {}: {} nodes ({} opaque)", request_.input, original_.node_count(),
                         import_stats_.opaque_nodes);
+    if (request_.check.samples > 0) run_check_reference();
     const SearchRules searched = search_rules(request_);
     const std::vector<rules::Rule>& rules = searched.rules;
     for (const rules::Rule& rule : rules) {
@@ -321,6 +358,11 @@ class Run {
         return measurer->observe(instance, values, sizes);
       };
       measurer->set_instance(measuring_instance(folded, measurer->sizes(), observe));
+      // An input the target cannot run at these sizes (a size an exporter fixed, a custom
+      // operator) leaves nothing to measure against: the search is not worth its time.
+      if (std::optional<std::string> error = measurer->run_error(original_, request_.input)) {
+        input_error_ = cannot_run_at(original_, measurer->sizes(), *error);
+      }
     }
     timer_.stop("fold");
     logger("cli")->info("shape arithmetic resolved ahead of time: {} values made constant, {} reshape targets made "
@@ -340,8 +382,9 @@ class Run {
                        {"rules", {{"searched", rules.size()},
                                   {"allow_unverified", request_.allow_unverified},
                                   {"unverified_left_out", searched.unverified_left_out}}}};
-    const ir::Graph& written = target_.measurer ? settled_search(folded, matcher, rules.size())
-                                                : search_estimated(folded, matcher, rules.size());
+    const ir::Graph& written = !target_.measurer   ? search_estimated(folded, matcher, rules.size())
+                               : input_error_.empty() ? settled_search(folded, matcher, rules.size())
+                                                      : unmeasurable_input();
     const std::vector<std::string> used = unverified_used(optimized_.search.steps, unverified_);
     if (&written != &original_ && !used.empty()) {
       outcome_.summary += fmt::format("\nunverified rules used (--allow-unverified): {}", fmt::join(used, ", "));
@@ -356,6 +399,17 @@ class Run {
   }
 
  private:
+  /// The input, written unchanged without a search, when the target cannot run it at the
+  /// measuring sizes (input_error_): no candidate could be measured against it.
+  const ir::Graph& unmeasurable_input() {
+    logger("cli")->warn("{}: nothing can be measured, so the input is written unchanged", input_error_);
+    outcome_.report["measurement"] = measurement_json(*target_.measurer, {}, lookups_);
+    outcome_.report["result"] = {{"written", "input"},
+                                 {"reason", input_error_ + ": nothing can be measured, so the input is kept"}};
+    outcome_.summary = request_.output + ": the input, unchanged; " + input_error_ + ": nothing could be measured";
+    return original_;
+  }
+
   /// Searches with the analytical estimate; the best graph is written as found.
   const ir::Graph& search_estimated(const ir::Graph& folded, const rewrite::Matcher& matcher, std::size_t rules) {
     const cost::AnalyticalModel model(cost::device_by_name(target_.spec.device));
@@ -756,70 +810,158 @@ class Run {
     return check;
   }
 
+  /// The reference executor's runs of the input for --check, made before the search: an input
+  /// that cannot run at the check's sizes stops here, with what to do, rather than after a search
+  /// whose output could not be checked. Left empty when the reference has no kernel for an op
+  /// (the check then runs in onnxruntime).
+  void run_check_reference() {
+    if (!runtime::CpuExecutor::unsupported_ops(original_).empty()) return;
+    timer_.start();
+    reference_runs_ = runtime::run_reference(original_, request_.check);
+    timer_.stop("check");
+    if (!reference_runs_->error.empty()) {
+      throw Error("cannot check the output: " + cannot_run_at(original_, request_.check.dims, reference_runs_->error));
+    }
+  }
+
   void check_output() {
     timer_.start();
     runtime::CheckReport check;
     try {
       const std::vector<std::string> missing = runtime::CpuExecutor::unsupported_ops(original_);
-      check = missing.empty()
-                  ? runtime::check_equivalent(original_, onnx_io::import_model(request_.output), request_.check)
-                  : check_in_onnxruntime(missing);
+      check = reference_runs_ ? runtime::check_against(original_, *reference_runs_,
+                                                       onnx_io::import_model(request_.output), request_.check)
+                              : check_in_onnxruntime(missing);
     } catch (const Error& e) {
       fs::remove(request_.output);
       throw Error(std::string("cannot check the output, so it was not kept: ") + e.what());
+    }
+    std::optional<runtime::CheckReport> varied;
+    if (!check.passed()) varied = check_against_runtime_variation(check.executor);
+    const std::string first_failures = failures(check);
+    if (varied && varied->passed()) {
+      // Kept with what the failed check said, in the report and the summary.
+      outcome_.report["check_failed_first"] = check_json(check);
+      check = *varied;
     }
     timer_.stop("check");
     outcome_.report["check"] = check_json(check);
     outcome_.check = check;
     if (!check.passed()) {
       fs::remove(request_.output);
-      std::string outputs;
-      for (const runtime::OutputCheck& output : check.outputs) {
-        if (output.passed) continue;
-        outputs += (outputs.empty() ? "" : ", ") + output.name +
-                   format(" by up to %.3g (relative %.3g)", output.max_abs_error, output.max_rel_error);
-      }
       throw Error(format("the output differs from the input beyond tolerance (atol %g, rtol %g): ", request_.check.atol,
                          request_.check.rtol) +
-                  outputs + "; run by " + check.executor + "; it was not kept" + quantization_note());
+                  first_failures + "; run by " + check.executor + "; it was not kept" + rounding_note(varied));
     }
+    if (!varied) return;
+    std::string within;
+    for (const runtime::OutputCheck& output : check.outputs) {
+      if (output.passed) continue;
+      within += (within.empty() ? "" : ", ") + output.name +
+                format(" by up to %.3g, onnxruntime's own optimizations by %.3g", output.max_abs_error,
+                       output.runtime_variation);
+    }
+    const std::string rechecked =
+        "the check by " + with_article(outcome_.report["check_failed_first"]["executor"].get<std::string>()) +
+        " failed: " + first_failures + "; in onnxruntime " +
+        (within.empty() ? std::string("the outputs agree") : "they differ within its own variation: " + within);
+    outcome_.summary += "; " + rechecked;
+    logger("cli")->warn("{}", rechecked);
   }
 
-  /// For a failed check of a model that quantizes computed values (DynamicQuantizeLinear, or
-  /// QuantizeLinear of an activation), where a rounding difference moves a value by a whole
-  /// quantization step: says so, with how much onnxruntime's own graph optimizations change the
-  /// input's outputs on the check's inputs (the input at level all against itself at disabled).
-  /// Empty for other models.
-  std::string quantization_note() const {
-    std::set<std::string> ops;
+  /// "the reference executor", "onnxruntime (...)": an executor's name as a sentence reads it.
+  static std::string with_article(const std::string& executor) {
+    return executor.rfind("reference", 0) == 0 ? "the " + executor : executor;
+  }
+
+  /// "y by up to 1 (relative 1)" for each output of `check` that failed.
+  static std::string failures(const runtime::CheckReport& check) {
+    std::string outputs;
+    for (const runtime::OutputCheck& output : check.outputs) {
+      if (output.passed) continue;
+      outputs += (outputs.empty() ? "" : ", ") + output.name +
+                 format(" by up to %.3g (relative %.3g)", output.max_abs_error, output.max_rel_error);
+    }
+    return outputs;
+  }
+
+  /// After a failed check: the check again in onnxruntime (the input file and the written one at
+  /// the measured settings, on the same random inputs), each output's failures set against how
+  /// much onnxruntime's own graph optimizations move the input's output on the same input set
+  /// (the input at level all against itself at disabled). An output that selects among computed
+  /// values (TopK, NonMaxSuppression: Faster R-CNN's boxes, labels and scores) can change by
+  /// whole entries under any rounding change, onnxruntime's own fusions included; one whose
+  /// failures all stay within that variation is no failure of the rewrite. nullopt when
+  /// onnxruntime cannot run the two files.
+  std::optional<runtime::CheckReport> check_against_runtime_variation(const std::string& failed) {
+    const runtime::CheckOptions& options = request_.check;
+    runtime::CheckReport check;
+    check.executor = "onnxruntime, each output against its own variation (the check by " + with_article(failed) + " failed)";
+    try {
+      for (const profile::OutputComparison& output :
+           profile::OrtWorker().compare_files(request_.input, request_.output, profile::OrtSettings{}, options.dims,
+                                              options.samples, options.seed, options.atol, options.rtol, {},
+                                              "disabled")) {
+        check.outputs.push_back({output.name, output.max_abs_error, output.max_rel_error, output.passed,
+                                 output.runtime_variation, output.within_runtime_variation});
+      }
+    } catch (const Error& error) {
+      logger("cli")->debug("the check against onnxruntime's own variation could not run: {}", error.what());
+      return std::nullopt;
+    }
+    return check;
+  }
+
+  /// For a failed check: why the outputs of this model may move under a rounding difference, and
+  /// how much onnxruntime's own graph optimizations (level all against disabled) move each failed
+  /// one on the same inputs (from check_against_runtime_variation, when it could run). A model
+  /// that quantizes computed values (DynamicQuantizeLinear, QuantizeLinear of an activation)
+  /// moves a value by a whole quantization step; one that selects among computed values (TopK,
+  /// NonMaxSuppression, ArgMax, ArgMin, in subgraphs too: detection models' boxes and scores)
+  /// can flip near-equal candidates. Empty when there is nothing to say.
+  std::string rounding_note(const std::optional<runtime::CheckReport>& varied) const {
+    std::set<std::string> quantizing, selecting;
+    const std::vector<std::string> selections = {"ArgMax", "ArgMin", "NonMaxSuppression", "TopK"};
     for (ir::NodeId id : original_.node_ids()) {
       const ir::Node& node = original_.node(id);
-      if (!node.opaque || node.inputs.empty() || node.inputs[0] == ir::kNoValue) continue;
+      if (node.op == ir::OpKind::kArgMax) selecting.insert("ArgMax");
+      if (node.op == ir::OpKind::kArgMin) selecting.insert("ArgMin");
+      if (!node.opaque) continue;
       const std::string& op = node.opaque->op_type;
-      if ((op == "DynamicQuantizeLinear" || op == "QuantizeLinear") &&
-          original_.value(node.inputs[0]).kind != ir::ValueKind::kWeight) {
-        ops.insert(op);
+      if ((op == "DynamicQuantizeLinear" || op == "QuantizeLinear") && !node.inputs.empty() &&
+          node.inputs[0] != ir::kNoValue && original_.value(node.inputs[0]).kind != ir::ValueKind::kWeight) {
+        quantizing.insert(op);
+      }
+      for (const std::string& selection : selections) {
+        // The node itself, or a node of its subgraphs (If's branches): their op types are strings
+        // of its serialized NodeProto. A node name holding one only adds a sentence to a note.
+        if (op == selection || node.opaque->onnx_node.find(selection) != std::string::npos) selecting.insert(selection);
       }
     }
-    if (ops.empty()) return {};
-    std::string names;
-    for (const std::string& op : ops) names += (names.empty() ? "" : ", ") + op;
-    std::string note = ". The model quantizes computed values (" + names +
-                       "), where a rounding difference moves a value by a whole quantization step";
-    try {
-      const runtime::CheckOptions& options = request_.check;
-      double own = 0;
-      for (const profile::OutputComparison& output :
-           profile::OrtWorker().compare_files(request_.input, request_.input, profile::OrtSettings{}, options.dims,
-                                              options.samples, options.seed, options.atol, options.rtol, "disabled")) {
-        own = std::max(own, output.max_abs_error);
-      }
-      note += fmt::format(": onnxruntime's own graph optimizations change its outputs by up to {:.3g} on the same "
-                          "inputs (level all against disabled)", own);
-    } catch (const Error&) {
-      // onnxruntime cannot run the input that way: the note goes without the number.
+    std::string note;
+    if (!quantizing.empty()) {
+      note += fmt::format(". The model quantizes computed values ({}), where a rounding difference moves a value by a "
+                          "whole quantization step",
+                          fmt::join(quantizing, ", "));
     }
-    return note + "; --atol and --rtol set the tolerance";
+    if (!selecting.empty()) {
+      note += fmt::format(". The model selects among computed values ({}), where a rounding difference can flip "
+                          "near-equal candidates and move an output by whole entries",
+                          fmt::join(selecting, ", "));
+    }
+    std::string moved;
+    if (varied) {
+      for (const runtime::OutputCheck& output : varied->outputs) {
+        if (output.passed || output.within_runtime_variation) continue;
+        moved += (moved.empty() ? "" : ", ") + output.name +
+                 format(" by up to %.3g (the written model's by %.3g)", output.runtime_variation, output.max_abs_error);
+      }
+    }
+    if (!moved.empty()) {
+      note += ". On the same inputs, onnxruntime's own graph optimizations (level all against disabled) move " + moved;
+    }
+    if (!note.empty()) note += "; --atol and --rtol set the tolerance";
+    return note;
   }
 
   OptimizeRequest request_;  ///< A copy: --input-shape's sizes join its dims after import.
@@ -844,6 +986,10 @@ class Run {
   int result_forms_applied_ = 0;
   std::optional<ir::Graph> input_lowered_;  ///< The input with its Einsums as MatMul, once made.
   bool input_lowered_made_ = false;
+  /// Why the target cannot run the input at the measuring sizes (cannot_run_at); empty when it can.
+  std::string input_error_;
+  /// The reference executor's runs of the input for --check (run_check_reference).
+  std::optional<runtime::ReferenceRuns> reference_runs_;
   OptimizeOutcome outcome_;
 };
 

@@ -86,16 +86,23 @@ std::vector<Timing> OrtWorker::time_files(const std::vector<std::string>& paths,
 std::vector<OutputComparison> OrtWorker::compare_files(const std::string& reference, const std::string& candidate,
                                                       const OrtSettings& settings, const cost::DimSizes& sizes,
                                                       int samples, uint32_t seed, double atol, double rtol,
-                                                      const std::string& reference_level) {
+                                                      const std::string& reference_level,
+                                                      const std::string& variation_level) {
   Json ask = {{"cmd", "compare"}, {"models", {reference, candidate}}, {"threads", settings.threads},
               {"level", settings.level}, {"dims", sizes}, {"seed", seed}, {"samples", samples},
               {"atol", atol}, {"rtol", rtol}};
   if (!reference_level.empty()) ask["reference_level"] = reference_level;
-  const Json answer = parse_answer(request(ask.dump(), kSessionSeconds * 2 + 60.0 * samples));
+  if (!variation_level.empty()) ask["variation_level"] = variation_level;
+  const Json answer = parse_answer(request(ask.dump(), kSessionSeconds * 3 + 90.0 * samples));
   std::vector<OutputComparison> outputs;
   for (const Json& output : answer.at("outputs")) {
-    outputs.push_back({output.at("name").get<std::string>(), output.at("max_abs_error").get<double>(),
-                       output.at("max_rel_error").get<double>(), output.at("passed").get<bool>()});
+    OutputComparison& compared = outputs.emplace_back();
+    compared.name = output.at("name").get<std::string>();
+    compared.max_abs_error = output.at("max_abs_error").get<double>();
+    compared.max_rel_error = output.at("max_rel_error").get<double>();
+    compared.passed = output.at("passed").get<bool>();
+    compared.runtime_variation = output.value("runtime_variation", -1.0);
+    compared.within_runtime_variation = output.value("within_runtime_variation", false);
   }
   return outputs;
 }

@@ -47,6 +47,12 @@ struct OutputComparison {
   double max_abs_error = 0;
   double max_rel_error = 0;
   bool passed = true;
+  /// With compare_files's variation_level: the most the reference's own output at the two
+  /// levels differs by over the samples (onnxruntime's own variation); -1 without it.
+  double runtime_variation = -1;
+  /// With variation_level: on every sample where this output failed, the candidate's differed
+  /// from the reference's by at most the reference's own variation on that sample.
+  bool within_runtime_variation = false;
 };
 
 /// The Python interpreter that runs the worker: $GRAPHSUB_PYTHON, else python3.
@@ -81,11 +87,15 @@ class OrtWorker {
   /// executor cannot run. Throws graphsub::Error with onnxruntime's message when a model cannot
   /// be loaded or run, or when the outputs' shapes differ. With `reference_level`, the reference
   /// runs at that graph optimization level instead of the settings' (a model against itself at
-  /// "disabled": how much onnxruntime's own optimizations change its outputs).
+  /// "disabled": how much onnxruntime's own optimizations change its outputs). With
+  /// `variation_level`, each output also tells how much the reference's own output moves at that
+  /// level, and whether the candidate's failures stay within it (OutputComparison); outputs of
+  /// differing shapes are then infinitely apart rather than an error.
   std::vector<OutputComparison> compare_files(const std::string& reference, const std::string& candidate,
                                               const OrtSettings& settings, const cost::DimSizes& sizes,
                                               int samples, uint32_t seed, double atol, double rtol,
-                                              const std::string& reference_level = {});
+                                              const std::string& reference_level = {},
+                                              const std::string& variation_level = {});
 
   /// Runs `path` once on the inputs time_files feeds (symbolic dims at `sizes`, inputs from
   /// `seed`) and returns every output's shape, and the elements of the integer outputs of at

@@ -87,7 +87,8 @@ void check_interfaces(const ir::Graph& reference, const ir::Graph& candidate) {
 }  // namespace
 
 bool CheckReport::passed() const {
-  return std::all_of(outputs.begin(), outputs.end(), [](const OutputCheck& o) { return o.passed; });
+  return std::all_of(outputs.begin(), outputs.end(),
+                     [](const OutputCheck& o) { return o.passed || o.within_runtime_variation; });
 }
 
 TensorMap random_inputs(const ir::Graph& graph, uint32_t seed, const CheckOptions& options) {

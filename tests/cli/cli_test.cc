@@ -498,6 +498,38 @@ TEST_CASE("symbolic dim sizes (--dim) are checked", "[cli]") {
   CHECK_FALSE(fs::exists(out));
 }
 
+TEST_CASE("a model that runs only at the sizes it was traced at says which sizes to give", "[cli]") {
+  // models/traced_size.onnx reshapes x float32[N, 6] to [3, 4]: it runs with N = 2 only.
+  const Scratch scratch("traced_size");
+  const fs::path out = scratch.path() / "out.onnx";
+  const fs::path report = scratch.path() / "report.json";
+  // --check runs the input first: it stops before the search, writing nothing.
+  Run check = graphsub("-q optimize " + model("traced_size.onnx") + " -o " + out.string() + " --target cpu --check 1");
+  CHECK(check.status == 1);
+  CHECK(check.err.find("the input cannot run with N=1") != std::string::npos);
+  CHECK(check.err.find("--dim NAME=SIZE") != std::string::npos);
+  CHECK(count_lines(check.err) == 1);
+  CHECK_FALSE(fs::exists(out));
+  REQUIRE(graphsub("-q optimize " + model("traced_size.onnx") + " -o " + out.string() +
+                   " --target cpu --check 1 --dim N=2").status == 0);
+  // The measured target cannot measure anything against it: the input, written unchanged at once.
+  fs::remove(out);
+  Run measured = graphsub("optimize " + model("traced_size.onnx") + " -o " + out.string() + " --report " +
+                          report.string());
+  INFO(measured.err);
+  REQUIRE(measured.status == 0);
+  CHECK(measured.out.find("the input, unchanged; the input cannot run with N=1") != std::string::npos);
+  CHECK(read_file(out) == read_file(model("traced_size.onnx")));
+  const nlohmann::json json = nlohmann::json::parse(read_file(report));
+  CHECK(json["result"]["written"] == "input");
+  CHECK(json["result"]["reason"].get<std::string>().find("--dim") != std::string::npos);
+  CHECK_FALSE(json.contains("search"));
+  // At the size it was traced at, it is measured and searched as any model.
+  const nlohmann::json sized = optimize_report(scratch, "traced_size.onnx", "--dim N=2");
+  CHECK(sized.contains("search"));
+  CHECK(sized["result"]["reason"].get<std::string>().find("cannot run") == std::string::npos);
+}
+
 TEST_CASE("input shapes (--input-shape NAME:D1,...) size symbolic dims and are checked", "[cli]") {
   const Scratch scratch("input_shapes");
   const fs::path out = scratch.path() / "out.onnx";
@@ -619,7 +651,12 @@ TEST_CASE("search options are checked and take effect", "[cli]") {
 TEST_CASE("unknown operators pass through untouched", "[cli]") {
   Scratch scratch("custom_op");
   const fs::path out = scratch.path() / "out.onnx";
-  REQUIRE(graphsub("-q optimize " + model("custom_op.onnx") + " -o " + out.string()).status == 0);
+  // The measured target cannot load it: the input is written as it is, without a search.
+  Run measured = graphsub("-q optimize " + model("custom_op.onnx") + " -o " + out.string());
+  REQUIRE(measured.status == 0);
+  CHECK(measured.out.find("the input, unchanged; the input cannot run (onnxruntime cannot load") != std::string::npos);
+  CHECK(read_file(out) == read_file(model("custom_op.onnx")));
+  REQUIRE(graphsub("-q optimize " + model("custom_op.onnx") + " -o " + out.string() + " --target cpu").status == 0);
   Run text = graphsub("inspect " + out.string());
   REQUIRE(text.status == 0);
   CHECK(text.out.find("Frobnicate") != std::string::npos);
@@ -630,6 +667,30 @@ TEST_CASE("unknown operators pass through untouched", "[cli]") {
   CHECK(check.status == 1);
   CHECK(check.err.find("Frobnicate") != std::string::npos);
   CHECK_FALSE(fs::exists(checked));
+}
+
+TEST_CASE("a check that fails on a rounding flip is checked again in onnxruntime against its own variation",
+          "[cli]") {
+  // models/near_ties.onnx: an ArgMax over two channels equal but for rounding. The cpu estimate
+  // folds the batch norm into the convolution, so the reference executor sees the ArgMax flip;
+  // onnxruntime folds it alike in the input, so there the two files agree.
+  Scratch scratch("near_ties");
+  const fs::path out = scratch.path() / "out.onnx";
+  const fs::path report = scratch.path() / "report.json";
+  Run run = graphsub("optimize " + model("near_ties.onnx") + " -o " + out.string() +
+                     " --target cpu --check 2 --report " + report.string());
+  INFO(run.err);
+  REQUIRE(run.status == 0);
+  CHECK(fs::exists(out));
+  CHECK(run.out.find("the check by the reference executor failed: y by up to 1") != std::string::npos);
+  CHECK(run.out.find("in onnxruntime the outputs agree") != std::string::npos);
+  const nlohmann::json json = nlohmann::json::parse(read_file(report));
+  CHECK(json["check_failed_first"]["passed"] == false);
+  CHECK(json["check_failed_first"]["executor"] == "reference executor");
+  CHECK(json["check"]["passed"] == true);
+  CHECK(json["check"]["executor"].get<std::string>().rfind("onnxruntime, each output against its own variation", 0) == 0);
+  // onnxruntime's own level "all" flips it too: the variation it measured.
+  CHECK(json["check"]["outputs"][0]["runtime_variation"] == 1);
 }
 
 TEST_CASE("a check runs in onnxruntime when the reference executor has no kernel for an operator", "[cli]") {

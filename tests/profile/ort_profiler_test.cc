@@ -118,6 +118,38 @@ TEST_CASE("two models' outputs are compared, the reference at another level if a
   }
 }
 
+TEST_CASE("a comparison tells how much onnxruntime's own optimizations move each output", "[profile]") {
+  // models/near_ties.onnx: an ArgMax over two channels equal but for rounding, which folding the
+  // batch norm (onnxruntime's own level "all") rounds otherwise: it flips on every input set.
+  profile::OrtWorker worker;
+  const std::string ties = model_path("near_ties.onnx");
+  // The input at "all" against itself at "disabled" (the candidate's level): it fails, and by
+  // exactly what its own variation (the reference at "disabled") moves it, on every input set.
+  const std::vector<profile::OutputComparison> own =
+      worker.compare_files(ties, ties, {1, "disabled"}, {{"N", 1}}, 3, 0, 1e-5, 1e-4, "all", "disabled");
+  REQUIRE(own.size() == 1);
+  CHECK_FALSE(own[0].passed);
+  CHECK(own[0].max_abs_error == 1);
+  CHECK(own[0].runtime_variation == 1);
+  CHECK(own[0].within_runtime_variation);
+  // Both at "all": equal, and the variation still measured.
+  const std::vector<profile::OutputComparison> same =
+      worker.compare_files(ties, ties, {}, {{"N", 1}}, 2, 0, 1e-5, 1e-4, {}, "disabled");
+  CHECK(same[0].passed);
+  CHECK(same[0].runtime_variation == 1);
+  // Against a variation that moves nothing (the reference at "all" both times), the same failure
+  // is not within it.
+  const std::vector<profile::OutputComparison> beyond =
+      worker.compare_files(ties, ties, {1, "disabled"}, {{"N", 1}}, 2, 0, 1e-5, 1e-4, "all", "all");
+  CHECK_FALSE(beyond[0].passed);
+  CHECK(beyond[0].runtime_variation == 0);
+  CHECK_FALSE(beyond[0].within_runtime_variation);
+  // Without the variation asked for, none is reported.
+  const std::vector<profile::OutputComparison> plain = worker.compare_files(ties, ties, {}, {{"N", 1}}, 1, 0, 1e-5, 1e-4);
+  CHECK(plain[0].runtime_variation == -1);
+  CHECK_FALSE(plain[0].within_runtime_variation);
+}
+
 TEST_CASE("a model onnxruntime cannot load is an error naming it", "[profile]") {
   profile::OrtWorker worker;
   CHECK_THROWS_WITH(worker.time_files({model_path("cycle.onnx")}, {}, {}, {}),
