@@ -13,6 +13,7 @@
 #include "cmd/report_file.h"
 #include "ir/error.h"
 #include "onnx_io/onnx_io.h"
+#include "pipeline/pipeline.h"
 #include "profile/ort_worker.h"
 #ifdef GRAPHSUB_HAVE_CUDA
 #include "profile/cuda_profiler.h"
@@ -181,8 +182,19 @@ void run_bench(const BenchOptions& options) {
   if (options.models.size() > 2) throw Error("bench takes one model, or two to compare");
   if (options.target == "cuda") return run_bench_cuda(options);
   profile::OrtWorker worker;
-  const std::vector<profile::Timing> timings =
-      worker.time_files(options.models, options.ort, parse_dims(options.dims), options.limits, options.seed);
+  std::vector<profile::Timing> timings;
+  try {
+    timings = worker.time_files(options.models, options.ort, parse_dims(options.dims), options.limits, options.seed);
+  } catch (const Error& failure) {
+    // The model that failed is named in the message: the sizes its symbolic dims ran with, and
+    // what to give, from its graph.
+    for (const std::string& path : options.models) {
+      if (std::string(failure.what()).find("'" + path + "'") == std::string::npos) continue;
+      throw Error(failure.what() + pipeline::sizes_hint(onnx_io::import_model(path), parse_dims(options.dims),
+                                                        failure.what()));
+    }
+    throw;
+  }
   print(options, worker.info(), timings);
   std::vector<profile::OpTimes> by_op;
   if (options.by_op) {

@@ -183,17 +183,10 @@ std::string sizes_text(const ir::Graph& graph, const cost::DimSizes& sizes) {
   return text;
 }
 
-/// Why a model cannot run at the sizes given to its symbolic dims, and what to do: "the input
-/// cannot run with batch=1, sequence=1 (...); give ...". An exporter may have written a traced
-/// size into the model (the TorchScript exporter writes the traced sequence length into
-/// attention's reshapes), so that it runs at that size only.
+/// "the input cannot run (...); it ran with ...": why the input could not run at `sizes`, and
+/// what to do (sizes_hint).
 std::string cannot_run_at(const ir::Graph& graph, const cost::DimSizes& sizes, const std::string& error) {
-  const std::string at = sizes_text(graph, sizes);
-  // A model the runtime cannot load (an operator it lacks) fails at every size.
-  if (at.empty() || error.find("cannot load") != std::string::npos) return "the input cannot run (" + error + ")";
-  return "the input cannot run with " + at + " (" + error +
-         "); give the sizes it runs at with --dim NAME=SIZE or --input-shape NAME:D1,D2,... (an exporter may have "
-         "written a traced size into the model, as the TorchScript exporter does in attention's reshapes)";
+  return "the input cannot run (" + error + ")" + sizes_hint(graph, sizes, error);
 }
 
 /// What the measuring instance could not size statically, and what its run told.
@@ -280,6 +273,15 @@ bool written_as_input(const ir::Graph& input, const ir::Graph& candidate) {
 }
 
 }  // namespace
+
+std::string sizes_hint(const ir::Graph& graph, const std::map<std::string, int64_t>& sizes, const std::string& error) {
+  const std::string at = sizes_text(graph, sizes);
+  // A model the runtime cannot load (an operator it lacks) fails at every size.
+  if (at.empty() || error.find("cannot load") != std::string::npos) return {};
+  return "; it ran with " + at +
+         ": give the sizes it runs at with --dim NAME=SIZE (an exporter may have "
+         "written a traced size into the model, as the TorchScript exporter does in attention's reshapes)";
+}
 
 std::map<std::string, int64_t> sizes_of_input_shapes(const ir::Graph& graph,
                                                      const std::map<std::string, std::vector<int64_t>>& input_shapes,

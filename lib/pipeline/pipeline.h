@@ -49,6 +49,13 @@ std::map<std::string, int64_t> sizes_of_input_shapes(const ir::Graph& graph,
                                                      const std::map<std::string, std::vector<int64_t>>& input_shapes,
                                                      const std::map<std::string, int64_t>& dims);
 
+/// For a model that failed to run with its symbolic dims at `sizes` (1 where not given): "; it ran
+/// with batch=1, sequence=1: give the sizes it runs at with --dim ..." (an exporter may have
+/// written a traced size into the model, as the TorchScript exporter writes the traced sequence
+/// length into attention's reshapes). Empty when `graph`'s inputs have no symbolic dim, or when
+/// `error` says the runtime could not load the model at all (no size would help).
+std::string sizes_hint(const ir::Graph& graph, const std::map<std::string, int64_t>& sizes, const std::string& error);
+
 /// What was done.
 struct OptimizeOutcome {
   nlohmann::json report;  ///< The --report document (README lists its fields).
