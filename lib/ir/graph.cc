@@ -19,6 +19,7 @@ int64_t ModelInfo::onnx_opset() const {
 }
 
 ValueId Graph::add_value(Value value) {
+  forget_order();
   values_.push_back(std::make_shared<const Value>(std::move(value)));
   return static_cast<ValueId>(values_.size() - 1);
 }
@@ -68,6 +69,7 @@ NodeId Graph::add_node(OpKind op, std::vector<ValueId> inputs, const std::vector
     value.output_index = static_cast<int32_t>(i);
     node->outputs.push_back(add_value(std::move(value)));
   }
+  forget_order();
   nodes_.push_back(std::move(node));
   ++live_nodes_;
   return id;
@@ -89,6 +91,7 @@ std::vector<NodeId> Graph::node_ids() const {
 }
 
 Node& Graph::mutable_node(NodeId id) {
+  forget_order();
   auto copy = std::make_shared<Node>(*nodes_.at(id));
   Node& node = *copy;
   nodes_[id] = std::move(copy);
@@ -96,6 +99,7 @@ Node& Graph::mutable_node(NodeId id) {
 }
 
 Value& Graph::mutable_value(ValueId id) {
+  forget_order();
   auto copy = std::make_shared<Value>(*values_.at(id));
   Value& value = *copy;
   values_[id] = std::move(copy);
@@ -124,6 +128,7 @@ void Graph::replace_all_uses(ValueId from, ValueId to) {
 
 void Graph::remove_node(NodeId id) {
   if (!has_node(id)) throw std::invalid_argument("remove_node: no node " + std::to_string(id));
+  forget_order();
   for (ValueId output : nodes_[id]->outputs) values_[output] = nullptr;
   nodes_[id] = nullptr;
   --live_nodes_;
@@ -153,6 +158,13 @@ std::size_t Graph::remove_dead_nodes() {
 }
 
 std::optional<std::vector<NodeId>> Graph::topological_order() const {
+  if (const auto known = std::atomic_load(&order_memo_.order)) return *known;
+  auto order = std::make_shared<const std::optional<std::vector<NodeId>>>(ordered());
+  std::atomic_store(&order_memo_.order, order);
+  return *order;
+}
+
+std::optional<std::vector<NodeId>> Graph::ordered() const {
   // The readers of each node in one array (first[p] .. first[p + 1] for producer p): the search
   // orders every graph it makes, and a vector per node was most of this function's time.
   const std::size_t count = nodes_.size();

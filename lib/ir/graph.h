@@ -161,6 +161,8 @@ class Graph {
 
  private:
   ValueId add_value(Value value);
+  /// topological_order, computed.
+  std::optional<std::vector<NodeId>> ordered() const;
   Node& mutable_node(NodeId id);
   Value& mutable_value(ValueId id);
   /// node_hashes with `leaf` hashing the values no node produces.
@@ -168,6 +170,22 @@ class Graph {
   /// The hash of the graph outputs, from node_hashes_with's result and the same `leaf`.
   uint64_t outputs_hash(const std::vector<uint64_t>& node_hashes, const std::function<uint64_t(ValueId)>& leaf) const;
 
+  /// topological_order's result, kept until the graph changes: a search orders each graph it
+  /// makes several times (to remove dead nodes, to fold, to cost, to hash). Copies share it.
+  /// Threads may order one graph at once (const), so it is read and set atomically, copies
+  /// included; a graph is changed by one thread only, and every change drops it.
+  struct OrderMemo {
+    std::shared_ptr<const std::optional<std::vector<NodeId>>> order;
+    OrderMemo() = default;
+    OrderMemo(const OrderMemo& other) : order(std::atomic_load(&other.order)) {}
+    OrderMemo& operator=(const OrderMemo& other) {
+      std::atomic_store(&order, std::atomic_load(&other.order));
+      return *this;
+    }
+  };
+  void forget_order() { order_memo_.order.reset(); }
+
+  mutable OrderMemo order_memo_;
   std::vector<std::shared_ptr<const Node>> nodes_;
   std::vector<std::shared_ptr<const Value>> values_;
   std::vector<ValueId> inputs_;
