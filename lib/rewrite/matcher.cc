@@ -47,23 +47,28 @@ class GraphIndex {
 /// A value slot not bound yet (kNoValue, an absent optional operand, never binds).
 constexpr ir::ValueId kUnbound = std::numeric_limits<ir::ValueId>::min();
 
-/// A partial match. Values are bound by slot (Matcher::Plan::names): a state is copied at every
-/// step of the search, and copying and comparing names was much of the matcher's time. Its
-/// match holds the nodes and attribute variables; its values and lists by name are filled in
-/// once every node is bound (complete).
+/// A partial match. Values and attribute variables are bound by slot (Matcher::Plan::names and
+/// variables): a state is copied at every step of the search, and copying and comparing names
+/// was much of the matcher's time. Its match holds the nodes; its values, lists and variables by
+/// name are filled in once every node is bound (complete).
 struct State {
   Match match;
   std::vector<ir::ValueId> values;  ///< By slot; kUnbound where not bound.
+  /// By variable index: the bound node attribute (the graph outlives the search), or null.
+  std::vector<const ir::AttrValue*> variables;
   std::vector<std::pair<int, std::vector<ir::ValueId>>> lists;  ///< Bound value lists, by slot.
-  std::vector<std::pair<ir::ValueId, int>> names;  ///< Graph value → the slot bound to it.
   /// Attribute constraints other than a bare variable, checked once every node is bound.
   std::vector<std::pair<ir::NodeId, const rules::AttrSetting*>> deferred;
   const Matcher::Plan* plan = nullptr;
 
-  /// The slot bound to graph value `id`, or -1.
+  /// A slot bound to graph value `id` (the first by slot), or one of a list holding it, or -1.
+  /// Only pattern inputs share a value, so a value a matched node produces has one slot.
   int slot_of(ir::ValueId id) const {
-    for (const auto& [value, slot] : names) {
-      if (value == id) return slot;
+    for (std::size_t slot = 0; slot < values.size(); ++slot) {
+      if (values[slot] == id) return static_cast<int>(slot);
+    }
+    for (const auto& [slot, ids] : lists) {
+      if (std::find(ids.begin(), ids.end(), id) != ids.end()) return slot;
     }
     return -1;
   }
@@ -85,9 +90,8 @@ bool bind_value(int slot, ir::ValueId id, State& state) {
   if (bound != kUnbound) return bound == id;
   if (id == ir::kNoValue) return false;
   const int other = state.slot_of(id);
-  if (other < 0) {
-    state.names.emplace_back(id, slot);
-  } else if (!(state.plan->shares[static_cast<std::size_t>(slot)] && state.plan->shares[static_cast<std::size_t>(other)])) {
+  if (other >= 0 &&
+      !(state.plan->shares[static_cast<std::size_t>(slot)] && state.plan->shares[static_cast<std::size_t>(other)])) {
     return false;
   }
   bound = id;
@@ -97,9 +101,8 @@ bool bind_value(int slot, ir::ValueId id, State& state) {
 /// Binds a value list: consistent, and one slot per value.
 bool bind_list(int slot, std::vector<ir::ValueId> ids, State& state) {
   if (const std::vector<ir::ValueId>* bound = state.list(slot)) return *bound == ids;
-  for (ir::ValueId id : ids) {
-    if (id == ir::kNoValue || state.slot_of(id) >= 0) return false;
-    state.names.emplace_back(id, slot);
+  for (auto it = ids.begin(); it != ids.end(); ++it) {
+    if (*it == ir::kNoValue || state.slot_of(*it) >= 0 || std::find(ids.begin(), it, *it) != it) return false;
   }
   state.lists.emplace_back(slot, std::move(ids));
   return true;
@@ -150,15 +153,20 @@ bool bind_names(const std::vector<int>& slots, const std::vector<ir::ValueId>& i
   return true;
 }
 
-/// Binds a fresh `?var` or compares a bound one; defers any other expression.
-bool bind_attribute(const rules::AttrSetting& setting, ir::NodeId id, const ir::AttrValue& actual,
+/// Binds a fresh `?var` (index `variable`) or compares a bound one; defers any other expression
+/// (`variable` -1).
+bool bind_attribute(const rules::AttrSetting& setting, int variable, ir::NodeId id, const ir::AttrValue& actual,
                     State& state) {
-  if (setting.value.kind != rules::Expr::Kind::kVariable) {
+  if (variable < 0) {
     state.deferred.emplace_back(id, &setting);
     return true;
   }
-  const auto [it, fresh] = state.match.variables.emplace(setting.value.text, actual);
-  return fresh || it->second == actual;
+  const ir::AttrValue*& bound = state.variables[static_cast<std::size_t>(variable)];
+  if (!bound) {
+    bound = &actual;
+    return true;
+  }
+  return *bound == actual;
 }
 
 /// The sets of graph nodes a plan has matched so far (sorted ids), when its operands may bind
@@ -183,6 +191,7 @@ class Search {
     state.match.rule = &rule_;
     state.match.nodes.assign(rule_.source.size(), -1);
     state.values.assign(plan_.names.size(), kUnbound);
+    state.variables.assign(plan_.variables.size(), nullptr);
     state.plan = &plan_;
     try_node(0, anchor, state, 1);
   }
@@ -287,7 +296,8 @@ class Search {
     state.match.nodes[index] = id;
     if (!bind_names(plan_.input_slots[index], inputs, lead_in, state)) return false;
     if (!bind_names(plan_.output_slots[index], node.outputs, lead_out, state)) return false;
-    for (const rules::AttrSetting& setting : pattern.attrs) {
+    for (std::size_t k = 0; k < pattern.attrs.size(); ++k) {
+      const rules::AttrSetting& setting = pattern.attrs[k];
       const ir::AttrValue* actual = node.attrs.find(setting.name);
       if (!actual) return false;
       // A literal (activation = "none", axis = 1) is compared now: it prunes the search early.
@@ -295,7 +305,7 @@ class Search {
         if (!attribute_holds(setting, *actual, context(state.match))) return false;
         continue;
       }
-      if (!bind_attribute(setting, id, *actual, state)) return false;
+      if (!bind_attribute(setting, plan_.attr_variables[index][k], id, *actual, state)) return false;
     }
     return true;
   }
@@ -328,6 +338,9 @@ class Search {
       if (state.values[slot] != kUnbound) match.values.emplace(plan_.names[slot], state.values[slot]);
     }
     for (const auto& [slot, ids] : state.lists) match.lists.emplace(plan_.names[static_cast<std::size_t>(slot)], ids);
+    for (std::size_t variable = 0; variable < state.variables.size(); ++variable) {
+      if (state.variables[variable]) match.variables.emplace(plan_.variables[variable], *state.variables[variable]);
+    }
     return match;
   }
 
@@ -439,6 +452,16 @@ Matcher::Plan plan_of(const rules::Rule& rule, Matcher::OperandOrder order) {
   for (const PatternNode& node : source) {
     plan.input_slots.push_back(slots_of(node.inputs));
     plan.output_slots.push_back(slots_of(node.outputs));
+    std::vector<int>& variables = plan.attr_variables.emplace_back();
+    for (const rules::AttrSetting& setting : node.attrs) {
+      if (setting.value.kind != rules::Expr::Kind::kVariable) {
+        variables.push_back(-1);
+        continue;
+      }
+      auto known = std::find(plan.variables.begin(), plan.variables.end(), setting.value.text);
+      if (known == plan.variables.end()) known = plan.variables.insert(plan.variables.end(), setting.value.text);
+      variables.push_back(static_cast<int>(known - plan.variables.begin()));
+    }
   }
   for (const PatternNode& node : source) {
     plan.either_order.push_back(order == Matcher::OperandOrder::kEitherOrder && binds_either_order(node));

@@ -71,6 +71,11 @@ class Matcher {
     /// Per source node: the slots of its inputs and of its outputs, in order.
     std::vector<std::vector<int>> input_slots;
     std::vector<std::vector<int>> output_slots;
+    /// Every bare attribute variable of the source (`axis = ?k`), each once: bound by index.
+    std::vector<std::string> variables;
+    /// Per source node, per attribute setting: the index of its bare variable, or -1 (a literal
+    /// or another expression).
+    std::vector<std::vector<int>> attr_variables;
   };
 
  private:
