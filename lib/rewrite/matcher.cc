@@ -48,9 +48,11 @@ class GraphIndex {
 constexpr ir::ValueId kUnbound = std::numeric_limits<ir::ValueId>::min();
 
 /// A partial match. Values and attribute variables are bound by slot (Matcher::Plan::names and
-/// variables): a state is copied at every step of the search, and copying and comparing names
-/// was much of the matcher's time. Its match holds the nodes; its values, lists and variables by
-/// name are filled in once every node is bound (complete).
+/// variables): copying and comparing names was much of the matcher's time. One state serves a
+/// whole search: each binding is undone back to its mark (mark, undo) when the search backs up,
+/// as copying the state at every step was a tenth of a warm search's allocations. Its match holds
+/// the nodes; its values, lists and variables by name are filled in once every node is bound
+/// (complete).
 struct State {
   Match match;
   std::vector<ir::ValueId> values;  ///< By slot; kUnbound where not bound.
@@ -60,6 +62,25 @@ struct State {
   /// Attribute constraints other than a bare variable, checked once every node is bound.
   std::vector<std::pair<ir::NodeId, const rules::AttrSetting*>> deferred;
   const Matcher::Plan* plan = nullptr;
+  std::vector<int> bound_slots;      ///< The value slots bound, in order (undo clears them).
+  std::vector<int> bound_variables;  ///< The variables bound, in order.
+
+  /// How far the bindings go: what undo goes back to.
+  struct Mark {
+    std::size_t slots, variables, lists, deferred;
+  };
+  Mark mark() const { return {bound_slots.size(), bound_variables.size(), lists.size(), deferred.size()}; }
+  /// Drops every binding made after `to`.
+  void undo(const Mark& to) {
+    for (; bound_slots.size() > to.slots; bound_slots.pop_back()) {
+      values[static_cast<std::size_t>(bound_slots.back())] = kUnbound;
+    }
+    for (; bound_variables.size() > to.variables; bound_variables.pop_back()) {
+      variables[static_cast<std::size_t>(bound_variables.back())] = nullptr;
+    }
+    lists.resize(to.lists);
+    deferred.resize(to.deferred);
+  }
 
   /// A slot bound to graph value `id` (the first by slot), or one of a list holding it, or -1.
   /// Only pattern inputs share a value, so a value a matched node produces has one slot.
@@ -95,6 +116,7 @@ bool bind_value(int slot, ir::ValueId id, State& state) {
     return false;
   }
   bound = id;
+  state.bound_slots.push_back(slot);
   return true;
 }
 
@@ -164,6 +186,7 @@ bool bind_attribute(const rules::AttrSetting& setting, int variable, ir::NodeId 
   const ir::AttrValue*& bound = state.variables[static_cast<std::size_t>(variable)];
   if (!bound) {
     bound = &actual;
+    state.bound_variables.push_back(variable);
     return true;
   }
   return *bound == actual;
@@ -197,7 +220,7 @@ class Search {
   }
 
  private:
-  void extend(std::size_t step, const State& state) {
+  void extend(std::size_t step, State& state) {
     if (step == plan_.order.size()) {
       if (!binds_touched(state)) return;
       Match complete = named(state);
@@ -210,7 +233,7 @@ class Search {
 
   /// Binds source node `index` to graph node `id` in each way its value lists allow, and extends
   /// every binding that holds from plan step `step`.
-  void try_node(std::size_t index, ir::NodeId id, const State& state, std::size_t step) {
+  void try_node(std::size_t index, ir::NodeId id, State& state, std::size_t step) {
     const PatternNode& pattern = rule_.source[index];
     const ir::Node& node = index_.graph().node(id);
     if (node.op != pattern.op || node.op == ir::OpKind::kOpaque) return;
@@ -220,17 +243,24 @@ class Search {
     const Layout outputs(plan_.output_slots[index], plan_);
     for (std::size_t lead_in : Layout(plan_.input_slots[index], plan_).leading_lengths(node.inputs.size(), true)) {
       for (std::size_t lead_out : outputs.leading_lengths(node.outputs.size(), false)) {
-        State next = state;
-        if (bind_node(index, id, node.inputs, lead_in, lead_out, next)) extend(step, next);
+        try_binding(index, id, node.inputs, lead_in, lead_out, state, step);
       }
     }
     // The operands the other way round; one value read twice binds the same either way.
     if (!plan_.either_order[index] || node.inputs.size() != 2 || node.inputs[0] == node.inputs[1]) return;
     const std::vector<ir::ValueId> swapped{node.inputs[1], node.inputs[0]};
     for (std::size_t lead_out : outputs.leading_lengths(node.outputs.size(), false)) {
-      State next = state;
-      if (bind_node(index, id, swapped, 0, lead_out, next)) extend(step, next);
+      try_binding(index, id, swapped, 0, lead_out, state, step);
     }
+  }
+
+  /// bind_node, and extend from plan step `step` when it holds; then the state as it was.
+  void try_binding(std::size_t index, ir::NodeId id, const std::vector<ir::ValueId>& inputs, std::size_t lead_in,
+                   std::size_t lead_out, State& state, std::size_t step) {
+    const State::Mark mark = state.mark();
+    if (bind_node(index, id, inputs, lead_in, lead_out, state)) extend(step, state);
+    state.undo(mark);
+    state.match.nodes[index] = -1;
   }
 
   /// Graph nodes that may play source node `index`: readers of a bound input (at its position
