@@ -2,7 +2,9 @@
 #include "ir/graph.h"
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
+#include <optional>
 #include <queue>
 #include <stdexcept>
 #include <unordered_map>
@@ -283,6 +285,76 @@ uint64_t Graph::timing_hash() const {
     return value.hash;
   };
   return outputs_hash(node_hashes_with(leaf, nullptr), leaf);
+}
+
+namespace {
+
+/// A type's dtype and dims.
+uint64_t type_hash(uint64_t hash, const TensorType& type) {
+  hash = hash_combine(hash_combine(hash, static_cast<uint64_t>(type.dtype)), type.shape.rank_known);
+  for (const Dim& dim : type.shape.dims) hash = hash_string(hash_combine(hash, static_cast<uint64_t>(dim.value)), dim.symbol);
+  return hash_combine(hash, type.shape.dims.size());
+}
+
+/// The one number every element holds, as `value(x)` reads it (equal as doubles), or nullopt.
+std::optional<double> uniform_element(const Tensor& tensor) {
+  if (tensor.num_elements() == 0) return std::nullopt;
+  const double first = tensor.element_as_double(0);
+  for (int64_t i = 1; i < tensor.num_elements(); ++i) {
+    if (tensor.element_as_double(i) != first) return std::nullopt;
+  }
+  return first;
+}
+
+}  // namespace
+
+uint64_t Graph::replica_hash() const {
+  uint64_t hash = hash_combine(kHashSeed, 5);
+  for (NodeId id = 0; id < node_capacity(); ++id) {
+    if (!nodes_[id]) {
+      hash = hash_combine(hash, ~uint64_t{0});
+      continue;
+    }
+    const Node& node = *nodes_[id];
+    hash = hash_combine(hash_combine(hash, static_cast<uint64_t>(node.op)), node.attrs.hash());
+    if (node.opaque) hash = hash_string(hash_string(hash, node.opaque->op_type), node.opaque->onnx_node);
+    for (ValueId input : node.inputs) hash = hash_combine(hash, static_cast<uint64_t>(input));
+    hash = hash_combine(hash, node.inputs.size());
+    for (ValueId output : node.outputs) hash = hash_combine(hash, static_cast<uint64_t>(output));
+    hash = hash_combine(hash, node.outputs.size());
+  }
+  for (ValueId id = 0; id < value_capacity(); ++id) {
+    if (!values_[id]) {
+      hash = hash_combine(hash, ~uint64_t{0});
+      continue;
+    }
+    const Value& value = *values_[id];
+    hash = type_hash(hash_combine(hash, static_cast<uint64_t>(value.kind)), value.type);
+    if (value.kind == ValueKind::kIntermediate) {
+      hash = hash_combine(hash_combine(hash, static_cast<uint64_t>(value.producer)), value.output_index);
+      continue;
+    }
+    hash = hash_combine(hash, value.data != nullptr);
+    if (!value.data) continue;
+    const bool floating = value.type.dtype == DataType::kFloat || value.type.dtype == DataType::kFloat16 ||
+                          value.type.dtype == DataType::kDouble || value.type.dtype == DataType::kBfloat16;
+    if (value.kind != ValueKind::kWeight) {
+      hash = hash_combine(hash, value.data->content_hash());  // an input's default
+      continue;
+    }
+    if (!floating || value.data->num_elements() < kLargeWeight) {
+      hash = hash_combine(hash, value.hash);  // the weight's content
+      continue;
+    }
+    const std::optional<double> uniform = uniform_element(*value.data);
+    uint64_t bits = 0;
+    if (uniform) std::memcpy(&bits, &*uniform, sizeof bits);
+    hash = hash_combine(hash_combine(hash, uniform.has_value()), bits);
+  }
+  for (ValueId id : inputs_) hash = hash_combine(hash, static_cast<uint64_t>(id));
+  hash = hash_combine(hash, inputs_.size());
+  for (ValueId id : outputs_) hash = hash_combine(hash, static_cast<uint64_t>(id));
+  return hash_combine(hash, outputs_.size());
 }
 
 uint64_t Graph::outputs_hash(const std::vector<uint64_t>& node_hashes,

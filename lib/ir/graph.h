@@ -152,6 +152,14 @@ class Graph {
   /// weights hash alike, so a measurement of one stands for the other.
   uint64_t timing_hash() const;
   static constexpr int64_t kLargeWeight = 64;
+  /// Hash of the graph as built, ids included: every node in id order (op, attributes, input and
+  /// output ids), every value in id order (kind, type, producer), the inputs and outputs, and
+  /// each weight as timing_hash counts it, a large floating-point one together with whether its
+  /// elements all equal one number and which (what a rule's `value(x)` reads). Names do not
+  /// count. Two graphs that hash alike differ only in names and in the values of large
+  /// non-uniform weights: the matcher finds the same matches in both (the same ids), a rewrite
+  /// applies to both alike, and their operators have the same timing signatures.
+  uint64_t replica_hash() const;
 
   const std::shared_ptr<const ModelInfo>& model_info() const { return model_info_; }
   void set_model_info(std::shared_ptr<const ModelInfo> info) { model_info_ = std::move(info); }

@@ -223,3 +223,53 @@ TEST_CASE("timing hashes see what runs, not the values of large weights or the n
   CHECK(layer("x", large - 1, 1.0f, {large - 1, 1}).timing_hash() !=
         layer("x", large - 1, 2.0f, {large - 1, 1}).timing_hash());
 }
+
+namespace graphsub::ir {
+namespace {
+
+/// y = relu(x) + w with w the float weight `data` (shape [1, n]); the weight made before the
+/// Relu or after it (other value ids, the same structure).
+Graph weighted_layer(const std::string& input, const std::vector<float>& data, bool weight_first = true) {
+  const auto n = static_cast<int64_t>(data.size());
+  Graph graph;
+  const ValueId x = graph.add_input(input, float_type({1, n}));
+  auto weight = [&] { return graph.add_weight("w", share(Tensor::from_floats({1, n}, data))); };
+  const ValueId early = weight_first ? weight() : kNoValue;
+  const ValueId r = graph.node(graph.add_node(OpKind::kRelu, {x}, {{float_type({1, n}), "r"}})).outputs[0];
+  const ValueId w = weight_first ? early : weight();
+  graph.set_outputs({graph.node(graph.add_node(OpKind::kAdd, {r, w}, {{float_type({1, n}), "y"}})).outputs[0]});
+  return graph;
+}
+
+std::vector<float> ramp(std::size_t n, float from) {
+  std::vector<float> data(n);
+  for (std::size_t i = 0; i < n; ++i) data[i] = from + static_cast<float>(i);
+  return data;
+}
+
+}  // namespace
+
+TEST_CASE("replica hashes see ids, types, small weights and uniform large ones, not names or other values",
+          "[ir]") {
+  const auto large = static_cast<std::size_t>(Graph::kLargeWeight);
+  const Graph a = weighted_layer("x", ramp(large, 0));
+  // Another layer: another input name, other values in a large weight.
+  const Graph b = weighted_layer("layer2/x", ramp(large, 5));
+  CHECK(a.structural_hash() != b.structural_hash());
+  CHECK(a.replica_hash() == b.replica_hash());
+  // The same computation with other ids.
+  const Graph reordered = weighted_layer("x", ramp(large, 0), false);
+  CHECK(reordered.structural_hash() == a.structural_hash());
+  CHECK(reordered.replica_hash() != a.replica_hash());
+  // A large weight whose elements are all one number (what a rule's value(x) reads) counts by it.
+  const Graph ones = weighted_layer("x", std::vector<float>(large, 1.0f));
+  CHECK(ones.replica_hash() != a.replica_hash());
+  CHECK(ones.replica_hash() != weighted_layer("x", std::vector<float>(large, 2.0f)).replica_hash());
+  CHECK(ones.replica_hash() == weighted_layer("y", std::vector<float>(large, 1.0f)).replica_hash());
+  // A small weight counts by its values; another size is another type.
+  CHECK(weighted_layer("x", ramp(large - 1, 0)).replica_hash() !=
+        weighted_layer("x", ramp(large - 1, 5)).replica_hash());
+  CHECK(weighted_layer("x", ramp(large + 1, 0)).replica_hash() != a.replica_hash());
+}
+
+}  // namespace graphsub::ir
