@@ -7,6 +7,7 @@
 
 #include "cost/cost.h"
 #include "ir/graph.h"
+#include "rewrite/match.h"
 
 namespace graphsub::search {
 
@@ -60,6 +61,10 @@ struct SearchResult {
   cost::Cost initial_cost;
   cost::Cost best_cost;
   std::vector<AppliedStep> steps;  ///< From the input to `best`, in order.
+  /// The match of each step, in the graph the step before made (the input for the first):
+  /// applied in turn to the input, they make `best` (replay in search_state.h). Empty where the
+  /// steps were gathered from several searches (an optimizer's parts and seams).
+  std::vector<rewrite::Match> applied;
   StopReason stop = StopReason::kExhausted;
   int64_t expanded = 0;    ///< Graphs whose matches were enumerated and applied.
   int64_t generated = 0;   ///< Graphs produced by applying a match.

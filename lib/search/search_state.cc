@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "ir/log.h"
 #include "ops/folding.h"
@@ -31,10 +32,24 @@ bool clearly_less(double a, double b) {
   return std::isinf(b) || a < b - 1e-12 * std::max(b, 1e-300);
 }
 
-std::vector<AppliedStep> unroll(Path path) {
+std::vector<rewrite::Match> unroll(Path path) {
+  std::vector<rewrite::Match> matches;
+  for (; path; path = path->previous) matches.push_back(path->match);
+  return {matches.rbegin(), matches.rend()};
+}
+
+std::vector<AppliedStep> replay(const ir::Graph& input, const std::vector<rewrite::Match>& applied, ir::Graph* result) {
   std::vector<AppliedStep> steps;
-  for (; path; path = path->previous) steps.push_back(path->step);
-  return {steps.rbegin(), steps.rend()};
+  ir::Graph graph = input;
+  for (const rewrite::Match& match : applied) {
+    steps.push_back({match.rule->name, rewrite::matched_nodes(graph, match)});
+    std::string why_not;
+    std::optional<ir::Graph> next = rewrite::apply(graph, match, &why_not);
+    if (!next) throw std::logic_error("replaying a search's steps: " + why_not);
+    graph = std::move(*next);
+  }
+  if (result) *result = std::move(graph);
+  return steps;
 }
 
 SearchState::SearchState(const ir::Graph& input, const rewrite::Matcher& matcher, const cost::CostModel& model,
@@ -78,8 +93,7 @@ std::optional<ir::Graph> SearchState::apply(const ir::Graph& graph, const rewrit
 
 Reached SearchState::reach(const Reached& from, const rewrite::Match& match, ir::Graph next) const {
   const cost::Cost cost = model_.graph_cost(next);
-  auto path = std::make_shared<const StepLink>(
-      StepLink{{match.rule->name, rewrite::matched_nodes(from.graph, match)}, from.path});
+  auto path = std::make_shared<const StepLink>(StepLink{match, from.path});
   return Reached{std::move(next), cost, std::move(path)};
 }
 
@@ -104,7 +118,8 @@ void SearchState::offer(const Reached& reached) {
 
 SearchResult SearchState::finish(StopReason reason, const char* algorithm) {
   result_.stop = reason;
-  result_.steps = unroll(best_path_);
+  result_.applied = unroll(best_path_);
+  result_.steps = replay(input_, result_.applied);
   result_.seconds = elapsed_s();
   logger("search")->info("{} {}: {} expanded, {} generated, {} duplicates, best {:.6g} ms (from {:.6g})", algorithm,
                          to_string(reason), result_.expanded, result_.generated, result_.duplicates,

@@ -32,18 +32,25 @@ std::vector<rewrite::Match> without_weight_only(const ir::Graph& graph, std::vec
 /// summed in another order is not cheaper.
 bool clearly_less(double a, double b);
 
-/// One applied step and the path before it: every graph derived from a path shares it, so a
-/// path is a linked list, not a copy.
+/// One applied match (in the graph the step before made) and the path before it: every graph
+/// derived from a path shares it, so a path is a linked list, not a copy.
 struct StepLink {
-  AppliedStep step;
+  rewrite::Match match;
   std::shared_ptr<const StepLink> previous;
 };
 
 /// The steps from the input to a graph, last first; null for the input itself.
 using Path = std::shared_ptr<const StepLink>;
 
-/// The steps of a path, from the input on.
-std::vector<AppliedStep> unroll(Path path);
+/// The matches of a path, from the input on.
+std::vector<rewrite::Match> unroll(Path path);
+
+/// The steps of `applied` (SearchResult::applied) applied to `input` in turn, each described
+/// in the graph it applies to; sets `*result` to the graph they make when given. Throws
+/// std::logic_error when the rewriter refuses one (`applied` must come from a search of `input`,
+/// or of a graph with the same replica_hash).
+std::vector<AppliedStep> replay(const ir::Graph& input, const std::vector<rewrite::Match>& applied,
+                                ir::Graph* result = nullptr);
 
 /// A graph the search reached: the graph, what it costs, and the steps that led there.
 struct Reached {

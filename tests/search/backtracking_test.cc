@@ -8,6 +8,7 @@
 #include "rules/parser.h"
 #include "runtime/equivalence.h"
 #include "search/backtracking.h"
+#include "search/search_state.h"
 #include "test_util.h"
 
 namespace graphsub {
@@ -40,6 +41,16 @@ TEST_CASE("the search folds and fuses a residual block and says how", "[search]"
   const search::SearchResult again = search::backtracking_search(input, matcher, model, {});
   CHECK(again.best.structural_hash() == result.best.structural_hash());
   CHECK(again.expanded == result.expanded);
+
+  // The applied matches, replayed on the input, make the best graph and name the same steps.
+  REQUIRE(result.applied.size() == result.steps.size());
+  ir::Graph replayed;
+  const std::vector<search::AppliedStep> steps = search::replay(input, result.applied, &replayed);
+  CHECK(replayed.structural_hash() == result.best.structural_hash());
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    CHECK(steps[i].rule == result.steps[i].rule);
+    CHECK(steps[i].where == result.steps[i].where);
+  }
 }
 
 TEST_CASE("with nothing to apply the search returns the input", "[search]") {
