@@ -231,6 +231,8 @@ search::OptimizeResult measured_optimize(const ir::Graph& input, const rewrite::
                                          search::OptimizerOptions options, const GuardOptions& guard,
                                          MeasuredSearchStats& stats, int max_rounds, int max_passes) {
   const auto start = Clock::now();
+  search::SearchMemo memo;  // for every pass and round: the model's measured answers stay as they are
+  options.search_memo = &memo;
   std::vector<int64_t> estimated;  // of each pass's result
   const SearchPass rounds = [&](const ir::Graph& graph, int pass) {
     // Signatures met by costing the passes' results against each other were met, and counted,

@@ -416,9 +416,10 @@ class Run {
   const ir::Graph& search_estimated(const ir::Graph& folded, const rewrite::Matcher& matcher, std::size_t rules) {
     const cost::AnalyticalModel model(cost::device_by_name(target_.spec.device));
     timer_.start();
-    const SearchPass once = [&](const ir::Graph& graph, int) {
-      return search::optimize(graph, matcher, model, request_.optimizer);
-    };
+    search::SearchMemo memo;  // for every pass
+    search::OptimizerOptions options = request_.optimizer;
+    options.search_memo = &memo;
+    const SearchPass once = [&](const ir::Graph& graph, int) { return search::optimize(graph, matcher, model, options); };
     PassStats passes;
     optimized_ = search_in_passes(folded, model, once, request_.optimizer.search.time_limit_s, kMaxPasses, nullptr,
                                   passes);

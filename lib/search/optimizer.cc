@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <map>
@@ -16,6 +17,7 @@
 
 #include "ir/clock.h"
 #include "ir/error.h"
+#include "ir/hash.h"
 #include "ir/log.h"
 #include "ir/parallel.h"
 #include "search/exhaustive.h"
@@ -183,7 +185,7 @@ class Optimizer {
     matches_ = with_two_step_matches(input_, matcher_, without_weight_only(input_, matcher_.find_all(input_)), threads_);
     Partition partition = split_graph(input_, matches_, options_.split_threshold);
     if (partition.parts.size() == 1) partition = halves_of(partition.parts.front());
-    if (memo) *memo = SplitMemo{hash, options_.split_threshold, matches_, partition, true, {}, {}};
+    if (memo) *memo = SplitMemo{hash, options_.split_threshold, matches_, partition, true};
     return partition;
   }
 
@@ -211,7 +213,7 @@ class Optimizer {
   /// searches the halves instead (recursively), so that no part's search space runs away.
   void search_part(const std::vector<ir::NodeId>& nodes, PartOutcome& outcome) const {
     Subgraph part = extract(input_, nodes);
-    SearchResult found = part_search(part.graph, nodes, outcome);
+    SearchResult found = memoized_search(part.graph, outcome.reused);
     if (!reached_part_budget(found) || nodes.size() < 2) {
       outcome.searches.push_back({std::move(part), std::move(found)});
       return;
@@ -225,25 +227,42 @@ class Optimizer {
     for (const std::vector<ir::NodeId>& half : halves.parts) search_part(half, outcome);
   }
 
-  /// The search of the part of `nodes`: the memo's, where an earlier call on this graph left a
-  /// final one (SplitMemo::final_searches), else run, and left there when final.
-  SearchResult part_search(const ir::Graph& part, const std::vector<ir::NodeId>& nodes, PartOutcome& outcome) const {
-    SplitMemo* memo = options_.split_memo;
+  /// The search of `graph`: the memo's (SearchMemo) applied to it, where the memo kept one of a
+  /// graph that hashes alike; else run, and kept there when final.
+  SearchResult memoized_search(const ir::Graph& graph, std::size_t& reused) const {
+    SearchMemo* memo = options_.search_memo;
+    const uint64_t key = memo ? memo_key(graph) : 0;
     if (memo) {
-      const std::lock_guard<std::mutex> lock(memo_mutex_);
-      const auto known = memo->final_searches.find(nodes);
-      if (known != memo->final_searches.end()) {
-        ++outcome.reused;
-        return known->second;
+      if (std::optional<SearchResult> known = memo->find(key)) {
+        ++reused;
+        known->steps = replay(graph, known->applied, &known->best);
+        return std::move(*known);
       }
     }
     const int64_t provisional = model_.provisional_answers();
-    SearchResult found = run_search(options_.mode, part, matcher_, model_, part_options());
+    SearchResult found = run_search(options_.mode, graph, matcher_, model_, part_options());
     if (memo && found.stop != StopReason::kTimeLimit && model_.provisional_answers() == provisional) {
-      const std::lock_guard<std::mutex> lock(memo_mutex_);
-      memo->final_searches.emplace(nodes, found);
+      memo->keep(key, found);
     }
     return found;
+  }
+
+  /// What a search of `graph` depends on: the graph but for names and large weights' values, the
+  /// options of its search (not the time limit), the rules and the cost model.
+  uint64_t memo_key(const ir::Graph& graph) const {
+    const SearchOptions limits = part_options();
+    uint64_t key = ir::hash_combine(graph.replica_hash(), static_cast<uint64_t>(options_.mode));
+    for (double number : {limits.alpha, limits.node_cap_factor}) {
+      uint64_t bits = 0;
+      std::memcpy(&bits, &number, sizeof bits);
+      key = ir::hash_combine(key, bits);
+    }
+    for (int64_t number : {limits.budget, int64_t{limits.sample_size}, int64_t{limits.exploration_depth},
+                           int64_t{limits.max_length}}) {
+      key = ir::hash_combine(key, static_cast<uint64_t>(number));
+    }
+    key = ir::hash_combine(key, reinterpret_cast<std::uintptr_t>(&matcher_));
+    return ir::hash_combine(key, reinterpret_cast<std::uintptr_t>(&model_));
   }
 
   /// Searches every part (in parallel) and stitches the results in the parts' order.
@@ -328,7 +347,7 @@ class Optimizer {
       if (region.size() > limit) continue;
       ++result_.split.seam_regions;
       Subgraph part = extract(graph, region);
-      const SearchResult found = seam_search(graph, region, part.graph);
+      const SearchResult found = memoized_search(part.graph, result_.split.reused_seams);
       const bool kept = approved(part.graph, found);
       accumulate(result_.search, found, kept);
       if (!kept) continue;
@@ -338,28 +357,6 @@ class Optimizer {
       changed = true;
     }
     return changed;
-  }
-
-  /// The search of the seam region `region` of `graph` (extracted as `part`): the memo's, where
-  /// an earlier call left a final one for the same graph and region (SplitMemo::final_seams),
-  /// else run, and left there when final. Called from one thread.
-  SearchResult seam_search(const ir::Graph& graph, const std::vector<ir::NodeId>& region, const ir::Graph& part) {
-    SplitMemo* memo = options_.split_memo;
-    std::pair<uint64_t, std::vector<ir::NodeId>> key;
-    if (memo) {
-      key = {graph.structural_hash(), region};
-      const auto known = memo->final_seams.find(key);
-      if (known != memo->final_seams.end()) {
-        ++result_.split.reused_seams;
-        return known->second;
-      }
-    }
-    const int64_t provisional = model_.provisional_answers();
-    SearchResult found = run_search(options_.mode, part, matcher_, model_, part_options());
-    if (memo && found.stop != StopReason::kTimeLimit && model_.provisional_answers() == provisional) {
-      memo->final_seams.emplace(std::move(key), found);
-    }
-    return found;
   }
 
   /// Whether a part's search result replaces the part: it changed something, and the judge (if
@@ -406,11 +403,24 @@ class Optimizer {
   const int threads_;
   std::vector<rewrite::Match> matches_;  ///< Every match of the input, two-step ones included.
   std::unordered_map<ir::NodeId, std::size_t> part_of_;  ///< Node of the stitched graph → its part.
-  mutable std::mutex memo_mutex_;  ///< Guards SplitMemo::final_searches, written by the parts' threads.
   OptimizeResult result_;
 };
 
 }  // namespace
+
+std::optional<SearchResult> SearchMemo::find(uint64_t key) const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const auto known = found_.find(key);
+  if (known == found_.end()) return std::nullopt;
+  return known->second;
+}
+
+void SearchMemo::keep(uint64_t key, const SearchResult& found) {
+  SearchResult kept = found;
+  kept.best = ir::Graph();
+  const std::lock_guard<std::mutex> lock(mutex_);
+  found_.emplace(key, std::move(kept));
+}
 
 const char* to_string(SearchMode mode) {
   switch (mode) {

@@ -4,6 +4,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
 #include <string>
 
 #include "cost/cost_model.h"
@@ -49,16 +52,28 @@ struct SplitMemo {
   std::vector<rewrite::Match> matches;  ///< Every match of the graph, two-step ones included.
   Partition partition;
   bool valid = false;
-  /// The searches of parts (by their nodes in the graph) that ended on their own (not at the
-  /// time limit) and during which the cost model gave no provisional answer
-  /// (CostModel::provisional_answers): a later call takes them as they are, as searching the part
-  /// again would find the same. In the measured search, only the parts that met an unmeasured
-  /// signature are searched again in its next round (the 32-branch block's rounds took 5 s each).
-  std::map<std::vector<ir::NodeId>, SearchResult> final_searches;
-  /// Likewise the final searches of seam regions, by the structural hash of the graph the region
-  /// was taken from (the stitched graph as it stood then) and the region's nodes in it: where
-  /// the parts' results are the same as in an earlier call, so are the regions around the seams.
-  std::map<std::pair<uint64_t, std::vector<ir::NodeId>>, SearchResult> final_seams;
+};
+
+/// Searches of parts and seam regions, kept for later searches of graphs that hash alike
+/// (ir::Graph::replica_hash: the same graph but for names and the values of large non-uniform
+/// weights), under the same options. Such a graph is the same part in a later round or pass of
+/// the measured search, or another layer of the same shapes (MaxViT-T's or a BERT's blocks):
+/// its search would make the same decisions, so its result is the kept one's steps applied to
+/// it (replay) rather than a search. Only searches that ended on their own (not at the time
+/// limit) and during which the cost model gave no provisional answer
+/// (CostModel::provisional_answers) are kept, so that a later search would find the same. One
+/// memo serves one matcher and one cost model whose answers do not change while it lives; the
+/// pipeline keeps one per measured search (its passes and rounds).
+class SearchMemo {
+ public:
+  /// The search kept under `key`, without its best graph, or nullopt.
+  std::optional<SearchResult> find(uint64_t key) const;
+  /// Keeps `found` under `key`, less its best graph (a hit replays its steps).
+  void keep(uint64_t key, const SearchResult& found);
+
+ private:
+  mutable std::mutex mutex_;
+  std::unordered_map<uint64_t, SearchResult> found_;
 };
 
 /// How to optimize a whole graph.
@@ -89,6 +104,9 @@ struct OptimizerOptions {
   /// When set, the split of the input is taken from here if it was computed for the same graph
   /// and threshold, and stored here otherwise.
   SplitMemo* split_memo = nullptr;
+  /// When set, part and seam region searches are taken from here where it kept one of a graph
+  /// that hashes alike, and kept here when final.
+  SearchMemo* search_memo = nullptr;
 };
 
 /// What the split did.
@@ -97,8 +115,8 @@ struct SplitStats {
   std::size_t largest_part = 0;     ///< Nodes.
   std::size_t disabled_matches = 0; ///< Matches of the input graph that the cuts disabled.
   std::size_t resplit_parts = 0;    ///< Parts split again because their search reached the part budget.
-  std::size_t reused_parts = 0;     ///< Part searches taken from SplitMemo::final_searches.
-  std::size_t reused_seams = 0;     ///< Seam region searches taken from SplitMemo::final_seams.
+  std::size_t reused_parts = 0;     ///< Part searches taken from the SearchMemo.
+  std::size_t reused_seams = 0;     ///< Seam region searches taken from the SearchMemo.
   std::size_t seam_regions = 0;     ///< Regions around seams searched again.
   std::size_t seam_steps = 0;       ///< Substitutions found there.
   std::size_t judged = 0;           ///< Changed parts and seam regions the judge was asked about.
