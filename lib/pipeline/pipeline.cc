@@ -276,8 +276,12 @@ bool written_as_input(const ir::Graph& input, const ir::Graph& candidate) {
 
 std::string sizes_hint(const ir::Graph& graph, const std::map<std::string, int64_t>& sizes, const std::string& error) {
   const std::string at = sizes_text(graph, sizes);
-  // A model the runtime cannot load (an operator it lacks) fails at every size.
-  if (at.empty() || error.find("cannot load") != std::string::npos) return {};
+  // A model the runtime cannot load (an operator it lacks) fails at every size, and one that
+  // crashes it is no matter of sizes.
+  if (at.empty() || error.find("cannot load") != std::string::npos ||
+      error.find("killed by signal") != std::string::npos) {
+    return {};
+  }
   return "; it ran with " + at +
          ": give the sizes it runs at with --dim NAME=SIZE (an exporter may have "
          "written a traced size into the model, as the TorchScript exporter does in attention's reshapes)";

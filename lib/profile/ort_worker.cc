@@ -45,20 +45,31 @@ std::string default_python() {
   return python && *python ? python : "python3";
 }
 
-OrtWorker::OrtWorker(const std::string& python) {
-  try {
-    // The source goes on the command line, so no file is left behind when graphsub is killed.
-    process_ = std::make_unique<Subprocess>(std::vector<std::string>{python, "-c", ort_worker_source()});
-    const Json hello = parse_answer(request(R"({"cmd": "hello"})", kStartSeconds));
-    info_ = {hello.at("onnxruntime").get<std::string>(), hello.at("cpu").get<std::string>(),
-             hello.at("python").get<std::string>()};
-  } catch (const Error& error) {
-    throw Error(std::string("onnxruntime is not available (") + python + "): " + error.what());
-  }
+OrtWorker::OrtWorker(const std::string& python) : python_(python) {
+  start();
   logger("profile")->info("onnxruntime {} (Python {}) on {}", info_.onnxruntime, info_.python, info_.cpu);
 }
 
+void OrtWorker::start() {
+  try {
+    // The source goes on the command line, so no file is left behind when graphsub is killed.
+    process_ = std::make_unique<Subprocess>(std::vector<std::string>{python_, "-c", ort_worker_source()},
+                                            "onnxruntime's worker");
+    process_->write_line(R"({"cmd": "hello"})");
+    const Json hello = parse_answer(process_->read_line(kStartSeconds));
+    info_ = {hello.at("onnxruntime").get<std::string>(), hello.at("cpu").get<std::string>(),
+             hello.at("python").get<std::string>()};
+  } catch (const Error& error) {
+    throw Error(std::string("onnxruntime is not available (") + python_ + "): " + error.what());
+  }
+}
+
 std::string OrtWorker::request(const std::string& line, double timeout_s) {
+  if (!process_->running()) {
+    start();
+    ++restarts_;
+    logger("profile")->warn("the onnxruntime worker had ended (see the error before this); started another");
+  }
   process_->write_line(line);
   return process_->read_line(timeout_s);
 }

@@ -62,7 +62,10 @@ std::string default_python();
 /// process and not onnxruntime's C API: the PyPI wheel, which is how onnxruntime reaches a
 /// Debian machine, ships its shared library without headers, and Python's onnxruntime API is
 /// the one most users time their models with; timing happens inside the worker, so the pipe
-/// costs nothing measured. One request at a time.
+/// costs nothing measured. One request at a time. A worker that ended (onnxruntime crashed on a
+/// model, or it was stopped after a timeout) fails its request with how it ended ("killed by
+/// signal 11 (Segmentation fault)"), and the next request starts a new one: one model that
+/// crashes onnxruntime costs its own measurement, not every one after it.
 class OrtWorker {
  public:
   /// Starts the worker and asks what it runs. Throws graphsub::Error naming the cause
@@ -72,6 +75,11 @@ class OrtWorker {
   OrtWorker& operator=(const OrtWorker&) = delete;
 
   const OrtInfo& info() const { return info_; }
+
+  /// The worker process's id (-1 once it ended); a new one after a restart.
+  pid_t pid() const { return process_->pid(); }
+  /// Workers started after one ended.
+  int restarts() const { return restarts_; }
 
   /// Times the model files alternately (lib/profile/ort_worker.py says how), symbolic dims at
   /// `sizes`, inputs from `seed`: one Timing per file. With `prior_ms` (one list per file, of one
@@ -112,10 +120,14 @@ class OrtWorker {
                                      const cost::DimSizes& sizes, int warmup, int runs, uint32_t seed = 0);
 
  private:
+  /// Starts a worker process and asks what it runs.
+  void start();
   std::string request(const std::string& line, double timeout_s);
 
+  std::string python_;
   std::unique_ptr<Subprocess> process_;
   OrtInfo info_;
+  int restarts_ = 0;
 };
 
 }  // namespace graphsub::profile

@@ -48,7 +48,8 @@ int anonymous_file() {
 
 }  // namespace
 
-Subprocess::Subprocess(const std::vector<std::string>& argv) : stderr_fd_(anonymous_file()) {
+Subprocess::Subprocess(const std::vector<std::string>& argv, std::string name)
+    : stderr_fd_(anonymous_file()), name_(std::move(name)) {
   int in[2];
   int out[2];
   make_channel(in);
@@ -103,7 +104,7 @@ void Subprocess::write_line(const std::string& line) {
   while (done < text.size()) {
     const ssize_t n = ::send(to_child_, text.data() + done, text.size() - done, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw Error("the child process has ended" + with_reason(last_stderr_line()));
+    if (n <= 0) throw Error(failure("has ended"));
     done += static_cast<std::size_t>(n);
   }
 }
@@ -120,7 +121,7 @@ std::string Subprocess::read_line(double timeout_s) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       kill_child();
-      throw Error("the child process gave no answer within " + std::to_string(static_cast<int>(timeout_s)) +
+      throw Error(name_ + " gave no answer within " + std::to_string(static_cast<int>(timeout_s)) +
                   " s and was stopped");
     }
     pollfd ready{from_child_, POLLIN, 0};
@@ -131,11 +132,39 @@ std::string Subprocess::read_line(double timeout_s) {
     char chunk[65536];
     const ssize_t n = ::read(from_child_, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      throw Error("the child process ended without answering" + with_reason(last_stderr_line()));
-    }
+    if (n <= 0) throw Error(failure("ended without answering"));
     buffer_.append(chunk, static_cast<std::size_t>(n));
   }
+}
+
+bool Subprocess::running() {
+  if (pid_ <= 0) return false;
+  return wait_for_end(0).empty();
+}
+
+std::string Subprocess::wait_for_end(double seconds) {
+  if (pid_ <= 0) return "ended";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  int status = 0;
+  for (;;) {
+    const pid_t reaped = ::waitpid(pid_, &status, WNOHANG);
+    if (reaped == pid_ || (reaped < 0 && errno != EINTR)) break;
+    if (std::chrono::steady_clock::now() >= deadline) return {};
+    ::usleep(10000);
+  }
+  pid_ = -1;
+  if (WIFSIGNALED(status)) {
+    const int signal = WTERMSIG(status);
+    return "killed by signal " + std::to_string(signal) + " (" + ::strsignal(signal) + ")";
+  }
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  return "ended";
+}
+
+std::string Subprocess::failure(const std::string& what) {
+  // A child that closed its end is usually gone already: a second is plenty to reap it.
+  const std::string how = wait_for_end(1.0);
+  return name_ + " " + what + (how.empty() || how == "ended" ? "" : ": " + how) + with_reason(last_stderr_line());
 }
 
 std::string Subprocess::last_stderr_line() const {

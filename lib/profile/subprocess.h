@@ -13,8 +13,9 @@ namespace graphsub::profile {
 /// closes stdin, waits briefly, and kills the child if it has not ended.
 class Subprocess {
  public:
-  /// Starts `argv[0]` (looked up on PATH) with `argv`. Throws graphsub::Error when it cannot start.
-  explicit Subprocess(const std::vector<std::string>& argv);
+  /// Starts `argv[0]` (looked up on PATH) with `argv`; error messages call it `name`. Throws
+  /// graphsub::Error when it cannot start.
+  explicit Subprocess(const std::vector<std::string>& argv, std::string name = "the child process");
   ~Subprocess();
   Subprocess(const Subprocess&) = delete;
   Subprocess& operator=(const Subprocess&) = delete;
@@ -31,14 +32,27 @@ class Subprocess {
   /// error messages); empty when it wrote nothing.
   std::string last_stderr_line() const;
 
+  /// False once the child has ended (crashed, exited, or was stopped after a timeout): every
+  /// later request to it fails, so its owner starts another.
+  bool running();
+
+  /// The child's process id; -1 once it has ended and was reaped.
+  pid_t pid() const { return pid_; }
+
  private:
   void kill_child();
+  /// Waits up to `seconds` for the child to end and reaps it: how it ended ("killed by signal 11
+  /// (Segmentation fault)", "exited with status 1"), or "" while it still runs.
+  std::string wait_for_end(double seconds);
+  /// Why a request failed: "<name> <what>", how it ended, and its last stderr line.
+  std::string failure(const std::string& what);
 
   pid_t pid_ = -1;
   int to_child_ = -1;
   int from_child_ = -1;
   int stderr_fd_ = -1;  ///< The child's stderr: an unlinked temporary file.
   std::string buffer_;  ///< Bytes read from stdout after the last complete line.
+  std::string name_;    ///< What error messages call the child.
 };
 
 }  // namespace graphsub::profile

@@ -2,9 +2,13 @@
 // python3 with onnxruntime, which scripts/setup.sh installs.
 #include <catch2/catch.hpp>
 
+#include <csignal>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "cost/cached_model.h"
 #include "cost/device.h"
@@ -156,6 +160,30 @@ TEST_CASE("a model onnxruntime cannot load is an error naming it", "[profile]") 
                     Catch::Contains("cannot load") && Catch::Contains("cycle.onnx"));
   // The worker goes on answering after a failure.
   CHECK(worker.time_files({model_path("small_cnn.onnx")}, {}, {}, {}).front().runs >= 10);
+}
+
+/// Whether process `pid` has ended (a zombie, not yet reaped), read from /proc.
+bool ended(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const std::size_t close = line.rfind(')');
+  return close == std::string::npos || line.substr(close + 2, 1) == "Z";
+}
+
+TEST_CASE("a worker that ended is replaced for the next request", "[profile]") {
+  // What onnxruntime crashing on a model does to the worker (onnxruntime 1.32 crashes loading a
+  // float16 TransformerEncoder export, for one). A crash during a request fails that request
+  // with how the worker ended (the Subprocess tests); here it crashed between two requests.
+  profile::OrtWorker worker;
+  const pid_t first = worker.pid();
+  REQUIRE(first > 0);
+  REQUIRE(::kill(first, SIGSEGV) == 0);
+  for (int wait = 0; wait < 500 && !ended(first); ++wait) ::usleep(10000);
+  REQUIRE(ended(first));
+  CHECK(worker.time_files({model_path("small_cnn.onnx")}, {}, {}, {}).front().runs >= 10);
+  CHECK(worker.restarts() == 1);
+  CHECK(worker.pid() != first);
 }
 
 TEST_CASE("without onnxruntime the worker does not start, and says why", "[profile]") {

@@ -31,6 +31,18 @@ TEST_CASE("a child that dies names its last error line", "[profile]") {
   CHECK(failing.last_stderr_line() == "ImportError: no module named x");
 }
 
+TEST_CASE("a child killed by a signal says so, and is no longer running", "[profile]") {
+  Subprocess crashing({"sh", "-c", "kill -SEGV $$"}, "the worker");
+  CHECK_THROWS_WITH(crashing.read_line(10), Catch::StartsWith("the worker ended without answering") &&
+                                                Catch::Contains("killed by signal 11"));
+  CHECK_FALSE(crashing.running());
+  CHECK(crashing.pid() == -1);
+  Subprocess failing({"sh", "-c", "exit 3"});
+  CHECK_THROWS_WITH(failing.read_line(10), Catch::Contains("exited with status 3"));
+  Subprocess cat({"cat"});
+  CHECK(cat.running());
+}
+
 TEST_CASE("writing to a child that has gone is an error, not a signal", "[profile]") {
   Subprocess gone({"true"});
   CHECK_THROWS_AS(gone.read_line(10), Error);
