@@ -266,6 +266,20 @@ uint64_t Graph::structural_hash(SymmetricOps symmetric) const {
   return outputs_hash(node_hashes(symmetric), [this](ValueId id) { return values_[id]->hash; });
 }
 
+namespace {
+
+/// A floating-point weight of Graph::kLargeWeight elements or more: what timing_hash counts by
+/// its type, and replica_hash by its type and whether its elements are all one number.
+bool counts_by_type(const Value& value) {
+  const DataType dtype = value.type.dtype;
+  const bool floating = dtype == DataType::kFloat || dtype == DataType::kFloat16 || dtype == DataType::kDouble ||
+                        dtype == DataType::kBfloat16;
+  return value.kind == ValueKind::kWeight && floating && value.data &&
+         value.data->num_elements() >= Graph::kLargeWeight;
+}
+
+}  // namespace
+
 uint64_t Graph::timing_hash() const {
   std::unordered_map<ValueId, uint64_t> positions;
   for (std::size_t i = 0; i < inputs_.size(); ++i) positions.emplace(inputs_[i], i);
@@ -277,11 +291,7 @@ uint64_t Graph::timing_hash() const {
       const uint64_t where = position == positions.end() ? ~uint64_t{0} : position->second;
       return hash_combine(hash_combine(hash_combine(kHashSeed, 3), where), static_cast<uint64_t>(dtype));
     }
-    const bool floating = dtype == DataType::kFloat || dtype == DataType::kFloat16 ||
-                          dtype == DataType::kDouble || dtype == DataType::kBfloat16;
-    if (value.kind == ValueKind::kWeight && floating && value.data && value.data->num_elements() >= kLargeWeight) {
-      return hash_string(hash_combine(kHashSeed, 4), to_string(value.type));
-    }
+    if (counts_by_type(value)) return hash_string(hash_combine(kHashSeed, 4), to_string(value.type));
     return value.hash;
   };
   return outputs_hash(node_hashes_with(leaf, nullptr), leaf);
@@ -336,13 +346,11 @@ uint64_t Graph::replica_hash() const {
     }
     hash = hash_combine(hash, value.data != nullptr);
     if (!value.data) continue;
-    const bool floating = value.type.dtype == DataType::kFloat || value.type.dtype == DataType::kFloat16 ||
-                          value.type.dtype == DataType::kDouble || value.type.dtype == DataType::kBfloat16;
     if (value.kind != ValueKind::kWeight) {
       hash = hash_combine(hash, value.data->content_hash());  // an input's default
       continue;
     }
-    if (!floating || value.data->num_elements() < kLargeWeight) {
+    if (!counts_by_type(value)) {
       hash = hash_combine(hash, value.hash);  // the weight's content
       continue;
     }

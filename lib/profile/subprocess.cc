@@ -137,19 +137,16 @@ std::string Subprocess::read_line(double timeout_s) {
   }
 }
 
-bool Subprocess::running() {
-  if (pid_ <= 0) return false;
-  return wait_for_end(0).empty();
-}
+bool Subprocess::running() { return !wait_for_end(0).has_value(); }
 
-std::string Subprocess::wait_for_end(double seconds) {
-  if (pid_ <= 0) return "ended";
+std::optional<std::string> Subprocess::wait_for_end(double seconds) {
+  if (pid_ <= 0) return std::string();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   int status = 0;
   for (;;) {
     const pid_t reaped = ::waitpid(pid_, &status, WNOHANG);
     if (reaped == pid_ || (reaped < 0 && errno != EINTR)) break;
-    if (std::chrono::steady_clock::now() >= deadline) return {};
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
     ::usleep(10000);
   }
   pid_ = -1;
@@ -158,13 +155,13 @@ std::string Subprocess::wait_for_end(double seconds) {
     return "killed by signal " + std::to_string(signal) + " (" + ::strsignal(signal) + ")";
   }
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  return "ended";
+  return std::string();
 }
 
 std::string Subprocess::failure(const std::string& what) {
   // A child that closed its end is usually gone already: a second is plenty to reap it.
-  const std::string how = wait_for_end(1.0);
-  return name_ + " " + what + (how.empty() || how == "ended" ? "" : ": " + how) + with_reason(last_stderr_line());
+  const std::string how = wait_for_end(1.0).value_or("");
+  return name_ + " " + what + with_reason(how) + with_reason(last_stderr_line());
 }
 
 std::string Subprocess::last_stderr_line() const {

@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,8 +43,9 @@ class Subprocess {
  private:
   void kill_child();
   /// Waits up to `seconds` for the child to end and reaps it: how it ended ("killed by signal 11
-  /// (Segmentation fault)", "exited with status 1"), or "" while it still runs.
-  std::string wait_for_end(double seconds);
+  /// (Segmentation fault)", "exited with status 1", or "" when that is not known), or nullopt
+  /// while it still runs.
+  std::optional<std::string> wait_for_end(double seconds);
   /// Why a request failed: "<name> <what>", how it ended, and its last stderr line.
   std::string failure(const std::string& what);
 
