@@ -1,4 +1,7 @@
 // export_model: fold, write, check, and save an IR graph as ONNX.
+#include <filesystem>
+#include <optional>
+
 #include "ir/error.h"
 #include "ir/log.h"
 #include "onnx_io/export_plan.h"
@@ -7,11 +10,77 @@
 #include "onnx_io/onnx_io.h"
 
 namespace graphsub::onnx_io {
+namespace {
+
+/// The lent initializers of SharedWeights' size, pointed at their place in its file, their
+/// bytes taken out of the model while this lives and put back after (the DataLoan returns them).
+class SharedPlacement {
+ public:
+  /// `hashes[i]` is the content hash of `lent[i]`'s tensor (0: too small to share).
+  SharedPlacement(onnx::ModelProto& model, const std::vector<std::pair<int, ir::TensorPtr>>& lent,
+                  const std::vector<uint64_t>& hashes, SharedWeights& shared)
+      : graph_(*model.mutable_graph()) {
+    for (std::size_t i = 0; i < lent.size(); ++i) {
+      if (hashes[i] == 0) continue;
+      onnx::TensorProto& tensor = *graph_.mutable_initializer(lent[i].first);
+      const SharedWeights::Place place = shared.place(lent[i].second, hashes[i], tensor.raw_data());
+      set_entry(tensor, "location", shared.file_name());
+      set_entry(tensor, "offset", std::to_string(place.offset));
+      set_entry(tensor, "length", std::to_string(place.length));
+      tensor.set_data_location(onnx::TensorProto::EXTERNAL);
+      moved_.emplace_back(lent[i].first, std::string());
+      moved_.back().second.swap(*tensor.mutable_raw_data());
+    }
+  }
+  SharedPlacement(const SharedPlacement&) = delete;
+  SharedPlacement& operator=(const SharedPlacement&) = delete;
+  ~SharedPlacement() {
+    for (auto& [index, raw] : moved_) {
+      onnx::TensorProto& tensor = *graph_.mutable_initializer(index);
+      tensor.mutable_raw_data()->swap(raw);
+      tensor.clear_external_data();
+      tensor.clear_data_location();
+    }
+  }
+
+ private:
+  static void set_entry(onnx::TensorProto& tensor, const std::string& key, const std::string& value) {
+    onnx::StringStringEntryProto* entry = tensor.add_external_data();
+    entry->set_key(key);
+    entry->set_value(value);
+  }
+  onnx::GraphProto& graph_;
+  std::vector<std::pair<int, std::string>> moved_;
+};
+
+/// The content hash of each lent tensor SharedWeights takes (0 for the others), read before the
+/// DataLoan lends their bytes out.
+std::vector<uint64_t> shared_hashes(const std::vector<std::pair<int, ir::TensorPtr>>& lent,
+                                    const SharedWeights& shared) {
+  std::vector<uint64_t> hashes;
+  for (const auto& entry : lent) {
+    const ir::Tensor& tensor = *entry.second;
+    const bool takes = tensor.dtype() != ir::DataType::kString && tensor.byte_size() >= shared.min_bytes();
+    hashes.push_back(takes ? tensor.content_hash() | 1 : 0);
+  }
+  return hashes;
+}
+
+}  // namespace
 
 void export_model(const ir::Graph& graph, const std::string& path, const ExportOptions& options) {
   const ExportPlan plan = plan_export(graph);
   ModelWriter writer(graph, plan);
   onnx::ModelProto model = writer.write();
+  std::vector<uint64_t> hashes;
+  if (options.shared_weights) {
+    namespace fs = std::filesystem;
+    if (fs::weakly_canonical(fs::absolute(path).parent_path()) !=
+        fs::weakly_canonical(fs::absolute(options.shared_weights->folder()))) {
+      throw Error("internal error: '" + path + "' is not in the folder of its shared weights");
+    }
+    hashes = shared_hashes(writer.lent(), *options.shared_weights);
+  }
   const DataLoan loan(model, writer.lent());
   try {
     // ONNX's strict inference has bugs of its own (STFT with a constant frame_length, 1.12 to
@@ -25,7 +94,9 @@ void export_model(const ir::Graph& graph, const std::string& path, const ExportO
   } catch (const Error& error) {
     throw Error(std::string("internal error: the exported model ") + error.what());
   }
-  write_model_file(model, path, options.external_data_threshold);
+  std::optional<SharedPlacement> placed;
+  if (options.shared_weights) placed.emplace(model, writer.lent(), hashes, *options.shared_weights);
+  write_model_file(model, path, options.shared_weights ? 0 : options.external_data_threshold);
 }
 
 }  // namespace graphsub::onnx_io

@@ -6,6 +6,7 @@
 
 #include "ir/graph.h"
 #include "ir/tensor.h"
+#include "onnx_io/shared_weights.h"
 
 namespace graphsub::onnx_io {
 
@@ -63,6 +64,10 @@ struct ExportOptions {
   /// Write weights larger than this many bytes to "<out>.data" beside the model (0: never, unless
   /// the model would pass protobuf's 2 GB limit).
   std::size_t external_data_threshold = 0;
+  /// Write weights of at least its min_bytes() to this shared data file instead (once each, for
+  /// every model exported into its folder, which must be the output's); nullptr: not. For the
+  /// measured target's temporary models, not for a user's output (which must stand alone).
+  SharedWeights* shared_weights = nullptr;
 };
 
 /// Writes the graph as ONNX: weight-only nodes folded into initializers by the reference kernels,

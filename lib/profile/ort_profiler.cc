@@ -79,7 +79,9 @@ std::vector<Timing> OrtProfiler::time_models(const std::vector<Model>& models, c
     }
     paths.push_back(dir_.path() + "/model" + std::to_string(files_++) + ".onnx");
     exported.push_back(paths.back());
-    onnx_io::export_model(*model.graph, paths.back());
+    onnx_io::ExportOptions options;
+    options.shared_weights = &weights_;
+    onnx_io::export_model(*model.graph, paths.back(), options);
   }
   std::vector<Timing> timings;
   try {
@@ -117,7 +119,9 @@ std::optional<Observed> OrtProfiler::observe(const ir::Graph& graph, const std::
   outputs.set_outputs(wanted);
   outputs.remove_dead_nodes();
   const std::string path = dir_.path() + "/observe" + std::to_string(files_++) + ".onnx";
-  onnx_io::export_model(outputs, path);
+  onnx_io::ExportOptions options;
+  options.shared_weights = &weights_;
+  onnx_io::export_model(outputs, path, options);
   OrtSettings settings = settings_;
   settings.level = "disabled";
   Observed observed;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "onnx_io/shared_weights.h"
 #include "profile/ort_worker.h"
 #include "profile/profiler.h"
 
@@ -25,7 +26,9 @@ class TempDir {
 
 /// Measures in onnxruntime on this machine's CPU, with the session settings the user's run will
 /// have. A graph is exported as an ONNX model (weights as initializers, so the runtime prepacks
-/// them as it would in the whole model) and timed by the worker; a node is timed as a one-node
+/// them as it would in the whole model; those of 64 KiB or more as external data in one file
+/// of the profiler's folder, each written once for all the models timed: onnx_io::SharedWeights)
+/// and timed by the worker; a node is timed as a one-node
 /// model, less the run overhead of a one-Identity model measured once per profiler (the cost of a
 /// session run call, which a node inside a whole model does not pay).
 class OrtProfiler : public Profiler {
@@ -57,6 +60,7 @@ class OrtProfiler : public Profiler {
   OrtWorker worker_;
   cost::CacheHeader header_;
   TempDir dir_;
+  onnx_io::SharedWeights weights_{dir_.path()};
   std::optional<double> overhead_ms_;
   int64_t measurements_ = 0;
   int64_t files_ = 0;

@@ -389,6 +389,63 @@ TEST_CASE("large weights can be written as external data", "[onnx_io]") {
   require_same_results(graph, exported, {8, 8});
 }
 
+/// `graph` with the weight named `name` replaced by a new one holding `data`.
+ir::Graph with_weight(const ir::Graph& graph, const std::string& name, ir::TensorPtr data) {
+  ir::Graph copy = graph;
+  const ir::ValueId old = value_named(copy, name);
+  copy.set_name(old, name + "_replaced");
+  copy.replace_all_uses(old, copy.add_weight(name, std::move(data)));
+  return copy;
+}
+
+TEST_CASE("models exported with shared weights write each weight once, page-aligned", "[onnx_io]") {
+  // The measured target's temporary models: a weight of at least min_bytes goes to one file of
+  // the folder, once for every model (the same tensor, or one of equal content), and the
+  // models read back with the same weights.
+  const fs::path dir = scratch_dir("shared_weights");
+  const ir::Graph graph = onnx_io::import_model(model_path("external_data.onnx"));
+  const ir::ValueId w = value_named(graph, "w");
+  const uint64_t before = graph.value(w).data->content_hash();
+  REQUIRE(graph.value(w).data->byte_size() == 256);
+
+  onnx_io::SharedWeights shared(dir.string(), "weights.data", 100);
+  onnx_io::ExportOptions options;
+  options.shared_weights = &shared;
+  onnx_io::export_model(graph, (dir / "a.onnx").string(), options);
+  onnx_io::export_model(graph, (dir / "b.onnx").string(), options);
+  CHECK(shared.written() == 1);
+  CHECK(shared.reused() == 1);
+  CHECK(fs::file_size(dir / "weights.data") == 256);
+  CHECK(fs::file_size(dir / "a.onnx") < 256);
+  CHECK(graph.value(w).data->content_hash() == before);  // the bytes lent to the write came back
+
+  // Another tensor of the same content is found by content; a different one is appended at the
+  // next page.
+  const ir::Graph copy = with_weight(graph, "w", ir::share(ir::Tensor(*graph.value(w).data)));
+  onnx_io::export_model(copy, (dir / "c.onnx").string(), options);
+  CHECK(shared.written() == 1);
+  ir::Tensor changed(*graph.value(w).data);
+  changed.mutable_data<float>()[0] += 1.0f;
+  const ir::Graph other = with_weight(graph, "w", ir::share(std::move(changed)));
+  onnx_io::export_model(other, (dir / "d.onnx").string(), options);
+  CHECK(shared.written() == 2);
+  CHECK(shared.file_bytes() == 4096 + 256);
+
+  for (const char* name : {"a.onnx", "b.onnx", "c.onnx"}) {
+    const ir::Graph read = onnx_io::import_model((dir / name).string());
+    CHECK(read.value(value_named(read, "w")).data->content_hash() == before);
+    require_same_results(graph, read, {8, 8});
+  }
+  const ir::Graph read = onnx_io::import_model((dir / "d.onnx").string());
+  CHECK(read.value(value_named(read, "w")).data->content_hash() ==
+        other.value(value_named(other, "w")).data->content_hash());
+
+  // A model outside the file's folder could not find it.
+  const fs::path elsewhere = scratch_dir("shared_weights_elsewhere");
+  REQUIRE_THROWS_WITH(onnx_io::export_model(graph, (elsewhere / "e.onnx").string(), options),
+                      Contains("not in the folder of its shared weights"));
+}
+
 TEST_CASE("export lends the weights' bytes to the file and gives them all back", "[onnx_io]") {
   // Export writes weights without copying them (DataLoan): the graph must hold every byte after,
   // whether the write succeeded, went to external data, or failed.

@@ -201,6 +201,32 @@ TEST_CASE("graphs are exported and timed; a node is timed alone", "[profile]") {
   CHECK(profiler().measurements() > before);
 }
 
+TEST_CASE("graphs with large weights are timed with the weights in one shared file", "[profile]") {
+  // x [1, 256] times w [256, 256] (256 KiB, over SharedWeights' 64 KiB): onnxruntime reads w
+  // from the profiler's weights file, once written for both graphs and the observation.
+  ir::Graph graph;
+  const ir::TensorType x_type{ir::DataType::kFloat, ir::Shape::of({1, 256})};
+  const ir::ValueId x = graph.add_input("x", x_type);
+  std::vector<float> values(256 * 256);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 7) - 3.0f;
+  const ir::ValueId w = graph.add_weight("w", ir::share(ir::Tensor::from_floats({256, 256}, values)));
+  const ir::NodeId product = graph.add_node(ir::OpKind::kMatMul, {x, w}, {{x_type, "y"}});
+  graph.set_outputs({graph.node(product).outputs[0]});
+  ir::Graph other = graph;
+  values[0] = 5.0f;
+  const ir::ValueId w2 = other.add_weight("w2", ir::share(ir::Tensor::from_floats({256, 256}, values)));
+  other.replace_all_uses(w, w2);
+
+  const auto timings = profiler().time_graphs({&graph, &other}, {}, profile::TimingLimits{});
+  REQUIRE(timings.size() == 2);
+  CHECK(timings[0].median_ms > 0);
+  CHECK(timings[1].median_ms > 0);
+  const std::optional<profile::Observed> observed =
+      profiler().observe(graph, {graph.node(product).outputs[0]}, {});
+  REQUIRE(observed);
+  CHECK(observed->at("y").shape == std::vector<int64_t>{1, 256});
+}
+
 TEST_CASE("a graph's values are observed in onnxruntime, shapes that depend on data included", "[profile]") {
   // data_shaped_expand: at N = 5, with ids fed zeros as a timing feeds them, target is [5, 4]
   // and y has that shape.
