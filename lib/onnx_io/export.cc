@@ -20,30 +20,38 @@ class SharedPlacement {
   SharedPlacement(onnx::ModelProto& model, const std::vector<std::pair<int, ir::TensorPtr>>& lent,
                   const std::vector<uint64_t>& hashes, SharedWeights& shared)
       : graph_(*model.mutable_graph()) {
-    for (std::size_t i = 0; i < lent.size(); ++i) {
-      if (hashes[i] == 0) continue;
-      onnx::TensorProto& tensor = *graph_.mutable_initializer(lent[i].first);
-      const SharedWeights::Place place = shared.place(lent[i].second, hashes[i], tensor.raw_data());
-      set_entry(tensor, "location", shared.file_name());
-      set_entry(tensor, "offset", std::to_string(place.offset));
-      set_entry(tensor, "length", std::to_string(place.length));
-      tensor.set_data_location(onnx::TensorProto::EXTERNAL);
-      moved_.emplace_back(lent[i].first, std::string());
-      moved_.back().second.swap(*tensor.mutable_raw_data());
+    try {
+      for (std::size_t i = 0; i < lent.size(); ++i) {
+        if (hashes[i] == 0) continue;
+        onnx::TensorProto& tensor = *graph_.mutable_initializer(lent[i].first);
+        const SharedWeights::Place place = shared.place(lent[i].second, hashes[i], tensor.raw_data());
+        moved_.emplace_back(lent[i].first, std::string());
+        moved_.back().second.swap(*tensor.mutable_raw_data());
+        set_entry(tensor, "location", shared.file_name());
+        set_entry(tensor, "offset", std::to_string(place.offset));
+        set_entry(tensor, "length", std::to_string(place.length));
+        tensor.set_data_location(onnx::TensorProto::EXTERNAL);
+      }
+    } catch (...) {
+      restore();  // the bytes go back to the model, and from it to their tensors
+      throw;
     }
   }
   SharedPlacement(const SharedPlacement&) = delete;
   SharedPlacement& operator=(const SharedPlacement&) = delete;
-  ~SharedPlacement() {
+  ~SharedPlacement() { restore(); }
+
+ private:
+  void restore() {
     for (auto& [index, raw] : moved_) {
       onnx::TensorProto& tensor = *graph_.mutable_initializer(index);
       tensor.mutable_raw_data()->swap(raw);
       tensor.clear_external_data();
       tensor.clear_data_location();
     }
+    moved_.clear();
   }
 
- private:
   static void set_entry(onnx::TensorProto& tensor, const std::string& key, const std::string& value) {
     onnx::StringStringEntryProto* entry = tensor.add_external_data();
     entry->set_key(key);
