@@ -164,9 +164,8 @@ Json target_json(const Target& target) {
   return json;
 }
 
-/// "batch=1, sequence=1": the sizes the inputs' symbolic dims take at `sizes` (1 where not
-/// given), in the order the inputs name them; empty when they have none.
-std::string sizes_text(const ir::Graph& graph, const cost::DimSizes& sizes) {
+/// The symbolic dims of the graph's inputs, in the order the inputs name them.
+std::vector<std::string> input_symbols(const ir::Graph& graph) {
   std::vector<std::string> symbols;
   for (ir::ValueId input : graph.inputs()) {
     for (const ir::Dim& dim : graph.value(input).type.shape.dims) {
@@ -175,12 +174,55 @@ std::string sizes_text(const ir::Graph& graph, const cost::DimSizes& sizes) {
       }
     }
   }
-  std::string text;
-  for (const std::string& symbol : symbols) {
+  return symbols;
+}
+
+/// The size each symbolic dim of the inputs takes at `sizes`: 1 where not given.
+std::vector<std::pair<std::string, int64_t>> input_sizes(const ir::Graph& graph, const cost::DimSizes& sizes) {
+  std::vector<std::pair<std::string, int64_t>> taken;
+  for (const std::string& symbol : input_symbols(graph)) {
     const auto given = sizes.find(symbol);
-    text += (text.empty() ? "" : ", ") + symbol + "=" + std::to_string(given == sizes.end() ? 1 : given->second);
+    taken.emplace_back(symbol, given == sizes.end() ? 1 : given->second);
+  }
+  return taken;
+}
+
+/// "batch=1, sequence=1": the sizes the inputs' symbolic dims take at `sizes` (1 where not
+/// given), in the order the inputs name them; empty when they have none.
+std::string sizes_text(const ir::Graph& graph, const cost::DimSizes& sizes) {
+  std::string text;
+  for (const auto& [symbol, size] : input_sizes(graph, sizes)) {
+    text += (text.empty() ? "" : ", ") + symbol + "=" + std::to_string(size);
   }
   return text;
+}
+
+/// The inputs' symbolic dims that `sizes` does not give.
+std::vector<std::string> sizes_not_given(const ir::Graph& graph, const cost::DimSizes& sizes) {
+  std::vector<std::string> missing;
+  for (const std::string& symbol : input_symbols(graph)) {
+    if (!sizes.count(symbol)) missing.push_back(symbol);
+  }
+  return missing;
+}
+
+/// Says at which sizes a measured target times the model, and warns when it picked some of them
+/// (1, for want of --dim): a choice measured at one size may not hold at another (a BERT export
+/// is timed at one token then, not the 32 or 512 it runs at).
+void announce_measuring_sizes(const ir::Graph& graph, const cost::DimSizes& sizes) {
+  const std::string at = sizes_text(graph, sizes);
+  if (at.empty()) return;
+  const std::vector<std::string> missing = sizes_not_given(graph, sizes);
+  if (missing.empty()) {
+    logger("cli")->info("measuring at {}", at);
+    return;
+  }
+  const std::string which = missing.size() == 1 ? "the size of " + missing[0] + " was"
+                                                : fmt::format("the sizes of {} were", fmt::join(missing, ", "));
+  logger("cli")->warn("measuring at {}: {} not given, so 1 is taken; what is faster at one size may not be at "
+                      "another: give the sizes the model will run at (--dim NAME=SIZE or --input-shape "
+                      "NAME:D1,D2,...)",
+                      at, which);
 }
 
 /// "the input cannot run (...); it ran with ...": why the input could not run at `sizes`, and
@@ -349,6 +391,11 @@ class Run {
                         target_.measurer ? "times measured on this machine (" +
                                                cost::describe(target_.measurer->cache().header()) + ")"
                                          : "the analytical estimate (not measured)");
+    if (target_.measurer) {
+      announce_measuring_sizes(original_, target_.measurer->sizes());
+      measured_at_ = input_sizes(original_, target_.measurer->sizes());
+      sizes_not_given_ = sizes_not_given(original_, target_.measurer->sizes());
+    }
     timer_.start();
     rewrite::ShapeArithmeticStats& shapes = shapes_;
     // Folded before as well as after, so shape arithmetic reads what weight-only nodes compute.
@@ -388,6 +435,12 @@ class Run {
                        {"rules", {{"searched", rules.size()},
                                   {"allow_unverified", request_.allow_unverified},
                                   {"unverified_left_out", searched.unverified_left_out}}}};
+    if (target_.measurer) {
+      Json measured_at = Json::object();
+      for (const auto& [symbol, size] : measured_at_) measured_at[symbol] = size;
+      outcome_.report["target"]["measured_at"] = measured_at;
+      outcome_.report["target"]["sizes_not_given"] = sizes_not_given_;
+    }
     const ir::Graph& written = !target_.measurer   ? search_estimated(folded, matcher, rules.size())
                                : input_error_.empty() ? settled_search(folded, matcher, rules.size())
                                                       : unmeasurable_input();
@@ -768,11 +821,17 @@ class Run {
   }
 
   std::string summary(const GuardVerdict& verdict, std::size_t steps) const {
-    const std::string where = " in " + target_.spec.name;
+    // The sizes of the inputs' symbolic dims it was timed at, where it has some.
+    std::string at;
+    for (const auto& [symbol, size] : measured_at_) {
+      at += (at.empty() ? "" : ", ") + symbol + "=" + std::to_string(size);
+    }
     if (verdict.keep_candidate) {
+      const std::string where = " in " + target_.spec.name + (at.empty() ? "" : " at " + at);
       return request_.output + ": " + changes(steps) + "; measured" + where + ": " + measured_text(verdict);
     }
-    return request_.output + ": the input, unchanged; " + verdict.reason;
+    const std::string measured_at = at.empty() || !verdict.comparison ? "" : " (measured at " + at + ")";
+    return request_.output + ": the input, unchanged; " + verdict.reason + measured_at;
   }
 
   /// Writes the chosen graph. The input itself is copied byte for byte (unless its weights live
@@ -972,6 +1031,10 @@ class Run {
   }
 
   OptimizeRequest request_;  ///< A copy: --input-shape's sizes join its dims after import.
+  /// The measured target's size of each symbolic dim of the inputs, and those the user did not
+  /// give (sized 1).
+  std::vector<std::pair<std::string, int64_t>> measured_at_;
+  std::vector<std::string> sizes_not_given_;
   PhaseTimer timer_;
   onnx_io::ImportStats import_stats_;
   ir::Graph original_;

@@ -537,6 +537,41 @@ TEST_CASE("a model that runs only at the sizes it was traced at says which sizes
   CHECK(graphsub("bench " + model("traced_size.onnx") + " --dim N=2 --runs 3").status == 0);
 }
 
+TEST_CASE("the measured target says at which sizes it timed the symbolic dims, and warns of sizes not given",
+          "[cli]") {
+  // small_cnn's input is float32[N,3,32,32].
+  const Scratch scratch("measured_at");
+  const fs::path out = scratch.path() / "out.onnx";
+  const fs::path report = scratch.path() / "report.json";
+  Run guessed = graphsub("optimize " + model("small_cnn.onnx") + " -o " + out.string() + " --report " + report.string());
+  INFO(guessed.err);
+  REQUIRE(guessed.status == 0);
+  CHECK(guessed.err.find("warning: measuring at N=1: the size of N was not given, so 1 is taken") != std::string::npos);
+  nlohmann::json json = nlohmann::json::parse(read_file(report));
+  CHECK(json["target"]["measured_at"] == nlohmann::json{{"N", 1}});
+  CHECK(json["target"]["sizes_not_given"] == nlohmann::json::array({"N"}));
+  if (json["result"].contains("measured_ratio")) CHECK(guessed.out.find("at N=1") != std::string::npos);
+
+  fs::remove(out);
+  Run given = graphsub("optimize " + model("small_cnn.onnx") + " -o " + out.string() + " --dim N=2 --report " +
+                       report.string());
+  INFO(given.err);
+  REQUIRE(given.status == 0);
+  CHECK(given.err.find("was not given") == std::string::npos);
+  json = nlohmann::json::parse(read_file(report));
+  CHECK(json["target"]["measured_at"] == nlohmann::json{{"N", 2}});
+  CHECK(json["target"]["sizes_not_given"].empty());
+  if (json["result"].contains("measured_ratio")) CHECK(given.out.find("at N=2") != std::string::npos);
+
+  // An estimate measures nothing, so it says nothing of sizes.
+  fs::remove(out);
+  Run estimated = graphsub("optimize " + model("small_cnn.onnx") + " -o " + out.string() + " --target cpu --report " +
+                           report.string());
+  REQUIRE(estimated.status == 0);
+  CHECK(estimated.err.find("measuring at") == std::string::npos);
+  CHECK_FALSE(nlohmann::json::parse(read_file(report))["target"].contains("measured_at"));
+}
+
 TEST_CASE("input shapes (--input-shape NAME:D1,...) size symbolic dims and are checked", "[cli]") {
   const Scratch scratch("input_shapes");
   const fs::path out = scratch.path() / "out.onnx";
