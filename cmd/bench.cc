@@ -54,7 +54,28 @@ void print_ratio(const std::vector<profile::Timing>& timings) {
   }
 }
 
-void print(const BenchOptions& options, const profile::OrtInfo& info, const std::vector<profile::Timing>& timings) {
+/// The size each model's symbolic input dims were timed at (empty for a model without any, or
+/// one graphsub cannot read though onnxruntime ran it).
+std::vector<std::vector<std::pair<std::string, int64_t>>> sizes_timed(const BenchOptions& options) {
+  std::vector<std::vector<std::pair<std::string, int64_t>>> sizes;
+  for (const std::string& path : options.models) {
+    try {
+      sizes.push_back(pipeline::input_sizes(onnx_io::import_model(path), parse_dims(options.dims)));
+    } catch (const Error&) {
+      sizes.emplace_back();
+    }
+  }
+  return sizes;
+}
+
+std::string sizes_text(const std::vector<std::pair<std::string, int64_t>>& sizes) {
+  std::string text;
+  for (const auto& [symbol, size] : sizes) text += (text.empty() ? "" : ", ") + symbol + "=" + std::to_string(size);
+  return text;
+}
+
+void print(const BenchOptions& options, const profile::OrtInfo& info, const std::vector<profile::Timing>& timings,
+           const std::vector<std::vector<std::pair<std::string, int64_t>>>& sizes) {
   std::printf("onnxruntime %s on %s: %d intra-op thread(s), graph optimization level %s; %d warm-up runs%s; "
               "%d block(s) of fresh sessions\n",
               info.onnxruntime.c_str(), info.cpu.c_str(), options.ort.threads, options.ort.level.c_str(),
@@ -62,8 +83,10 @@ void print(const BenchOptions& options, const profile::OrtInfo& info, const std:
               options.limits.sessions);
   for (std::size_t i = 0; i < timings.size(); ++i) {
     const profile::Timing& t = timings[i];
-    std::printf("%c  %-40s median %10.4f ms  p90 %10.4f ms  p10 %10.4f ms  %lld runs\n", static_cast<char>('A' + i),
-                options.models[i].c_str(), t.median_ms, t.p90_ms, t.p10_ms, static_cast<long long>(t.runs));
+    const std::string at = sizes_text(sizes[i]);
+    std::printf("%c  %-40s median %10.4f ms  p90 %10.4f ms  p10 %10.4f ms  %lld runs%s\n", static_cast<char>('A' + i),
+                options.models[i].c_str(), t.median_ms, t.p90_ms, t.p10_ms, static_cast<long long>(t.runs),
+                at.empty() ? "" : ("  at " + at).c_str());
   }
   print_ratio(timings);
 }
@@ -195,7 +218,8 @@ void run_bench(const BenchOptions& options) {
     }
     throw;
   }
-  print(options, worker.info(), timings);
+  const std::vector<std::vector<std::pair<std::string, int64_t>>> sizes = sizes_timed(options);
+  print(options, worker.info(), timings, sizes);
   std::vector<profile::OpTimes> by_op;
   if (options.by_op) {
     by_op = worker.profile_files(options.models, options.ort, parse_dims(options.dims), options.limits.warmup,
@@ -213,6 +237,9 @@ void run_bench(const BenchOptions& options) {
                            {"models", nlohmann::json::array()}};
   for (std::size_t i = 0; i < timings.size(); ++i) {
     report["models"].push_back(timing_json(options.models[i], timings[i]));
+    nlohmann::json at = nlohmann::json::object();
+    for (const auto& [symbol, size] : sizes[i]) at[symbol] = size;
+    report["models"].back()["measured_at"] = at;
     if (options.by_op) report["models"].back()["by_op"] = by_op_json(by_op[i]);
   }
   add_ratio(timings, report);

@@ -177,16 +177,6 @@ std::vector<std::string> input_symbols(const ir::Graph& graph) {
   return symbols;
 }
 
-/// The size each symbolic dim of the inputs takes at `sizes`: 1 where not given.
-std::vector<std::pair<std::string, int64_t>> input_sizes(const ir::Graph& graph, const cost::DimSizes& sizes) {
-  std::vector<std::pair<std::string, int64_t>> taken;
-  for (const std::string& symbol : input_symbols(graph)) {
-    const auto given = sizes.find(symbol);
-    taken.emplace_back(symbol, given == sizes.end() ? 1 : given->second);
-  }
-  return taken;
-}
-
 /// "batch=1, sequence=1": the sizes the inputs' symbolic dims take at `sizes` (1 where not
 /// given), in the order the inputs name them; empty when they have none.
 std::string sizes_text(const ir::Graph& graph, const cost::DimSizes& sizes) {
@@ -315,6 +305,15 @@ bool written_as_input(const ir::Graph& input, const ir::Graph& candidate) {
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, int64_t>> input_sizes(const ir::Graph& graph, const std::map<std::string, int64_t>& sizes) {
+  std::vector<std::pair<std::string, int64_t>> taken;
+  for (const std::string& symbol : input_symbols(graph)) {
+    const auto given = sizes.find(symbol);
+    taken.emplace_back(symbol, given == sizes.end() ? 1 : given->second);
+  }
+  return taken;
+}
 
 std::string sizes_hint(const ir::Graph& graph, const std::map<std::string, int64_t>& sizes, const std::string& error) {
   const std::string at = sizes_text(graph, sizes);

@@ -56,6 +56,10 @@ std::map<std::string, int64_t> sizes_of_input_shapes(const ir::Graph& graph,
 /// `error` says the runtime could not load the model at all (no size would help).
 std::string sizes_hint(const ir::Graph& graph, const std::map<std::string, int64_t>& sizes, const std::string& error);
 
+/// The size each symbolic dim of the graph's inputs takes at `sizes` (1 where not given), in the
+/// order the inputs name them: what a measured target or `bench` times the model at.
+std::vector<std::pair<std::string, int64_t>> input_sizes(const ir::Graph& graph, const std::map<std::string, int64_t>& sizes);
+
 /// What was done.
 struct OptimizeOutcome {
   nlohmann::json report;  ///< The --report document (README lists its fields).

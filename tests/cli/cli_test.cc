@@ -401,6 +401,7 @@ TEST_CASE("bench times one model or compares two", "[cli]") {
   REQUIRE(one.status == 0);
   CHECK(one.out.find("median") != std::string::npos);
   CHECK(one.out.find("graph optimization level all") != std::string::npos);
+  CHECK(one.out.find("at N=1") != std::string::npos);  // small_cnn's symbolic batch, not given
   Run two = graphsub("bench " + model("small_cnn.onnx") + " " + model("small_cnn.onnx") +
                      " --runs 5 --max-seconds 1 --ort-threads 1 --ort-level basic --json " + json.string());
   REQUIRE(two.status == 0);
