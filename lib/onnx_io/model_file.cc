@@ -123,35 +123,45 @@ class Externalized {
   /// `location`, and takes it out of the model until this object ends.
   Externalized(onnx::GraphProto& graph, const std::string& data_file, const std::string& location,
                std::size_t threshold) {
-    std::ofstream out(data_file, std::ios::binary | std::ios::trunc);
-    for (onnx::TensorProto& tensor : *graph.mutable_initializer()) {
-      const std::string& raw = tensor.raw_data();
-      if (raw.size() <= threshold) continue;
-      out.write(raw.data(), static_cast<std::streamsize>(raw.size()));
-      set_entry(tensor, "location", location);
-      set_entry(tensor, "offset", std::to_string(bytes_));
-      set_entry(tensor, "length", std::to_string(raw.size()));
-      tensor.set_data_location(onnx::TensorProto::EXTERNAL);
-      bytes_ += raw.size();
-      moved_.emplace_back(&tensor, std::string());
-      moved_.back().second.swap(*tensor.mutable_raw_data());
+    try {
+      std::ofstream out(data_file, std::ios::binary | std::ios::trunc);
+      for (onnx::TensorProto& tensor : *graph.mutable_initializer()) {
+        const std::string& raw = tensor.raw_data();
+        if (raw.size() <= threshold) continue;
+        out.write(raw.data(), static_cast<std::streamsize>(raw.size()));
+        moved_.emplace_back(&tensor, std::string());
+        moved_.back().second.swap(*tensor.mutable_raw_data());
+        set_entry(tensor, "location", location);
+        set_entry(tensor, "offset", std::to_string(bytes_));
+        set_entry(tensor, "length", std::to_string(moved_.back().second.size()));
+        tensor.set_data_location(onnx::TensorProto::EXTERNAL);
+        bytes_ += moved_.back().second.size();
+      }
+      out.close();
+      if (!out) throw Error("cannot write '" + data_file + "': " + std::strerror(errno));
+    } catch (...) {
+      // No destructor runs for a constructor that throws: the bytes go back to the model here
+      // (and from it to the tensors they are lent from).
+      restore();
+      throw;
     }
-    out.close();
-    if (!out) throw Error("cannot write '" + data_file + "': " + std::strerror(errno));
   }
   Externalized(const Externalized&) = delete;
   Externalized& operator=(const Externalized&) = delete;
-  ~Externalized() {
+  ~Externalized() { restore(); }
+
+  std::size_t bytes() const { return bytes_; }  ///< How many bytes went to the data file.
+
+ private:
+  void restore() {
     for (auto& [tensor, raw] : moved_) {
       tensor->mutable_raw_data()->swap(raw);
       tensor->clear_external_data();
       tensor->clear_data_location();
     }
+    moved_.clear();
   }
 
-  std::size_t bytes() const { return bytes_; }  ///< How many bytes went to the data file.
-
- private:
   std::vector<std::pair<onnx::TensorProto*, std::string>> moved_;
   std::size_t bytes_ = 0;
 };
