@@ -459,6 +459,7 @@ TEST_CASE("export lends the weights' bytes to the file and gives them all back",
   onnx_io::export_model(graph, (dir / "inline.onnx").string());
   onnx_io::export_model(graph, (dir / "external.onnx").string(), external);
   REQUIRE_THROWS_AS(onnx_io::export_model(graph, (dir / "missing" / "out.onnx").string()), Error);
+  REQUIRE_THROWS_AS(onnx_io::export_model(graph, (dir / "missing" / "out.onnx").string(), external), Error);
   CHECK(w.data->byte_size() == bytes);
   CHECK(w.data->content_hash() == before);
   onnx_io::export_model(graph, (dir / "again.onnx").string());
