@@ -178,11 +178,15 @@ void run_bench_cuda(const BenchOptions& options) {
   std::printf("cuda on %s (%s): graphsub's CUDA executor, fp32, CUDA events; %d warm-up runs%s\n",
               profiler.header().device.c_str(), cost::describe(profiler.header()).c_str(), options.limits.warmup,
               timings.size() > 1 ? ", models alternated run by run" : "");
+  std::vector<std::vector<std::pair<std::string, int64_t>>> sizes;
+  for (const ir::Graph& graph : graphs) sizes.push_back(pipeline::input_sizes(graph, parse_dims(options.dims)));
   for (std::size_t i = 0; i < timings.size(); ++i) {
     const profile::Timing& t = timings[i];
-    std::printf("%c  %-40s median %10.4f ms  p90 %10.4f ms  p10 %10.4f ms  %lld runs\n   nodes on: %s\n",
+    const std::string at = sizes_text(sizes[i]);
+    std::printf("%c  %-40s median %10.4f ms  p90 %10.4f ms  p10 %10.4f ms  %lld runs%s\n   nodes on: %s\n",
                 static_cast<char>('A' + i), options.models[i].c_str(), t.median_ms, t.p90_ms, t.p10_ms,
-                static_cast<long long>(t.runs), placement_text(profiler.placements()[i]).c_str());
+                static_cast<long long>(t.runs), at.empty() ? "" : ("  at " + at).c_str(),
+                placement_text(profiler.placements()[i]).c_str());
   }
   print_ratio(timings);
   if (options.json.empty()) return;
@@ -192,6 +196,9 @@ void run_bench_cuda(const BenchOptions& options) {
   for (std::size_t i = 0; i < timings.size(); ++i) {
     report["models"].push_back(timing_json(options.models[i], timings[i]));
     report["models"].back()["placement"] = profiler.placements()[i];
+    nlohmann::json at = nlohmann::json::object();
+    for (const auto& [symbol, size] : sizes[i]) at[symbol] = size;
+    report["models"].back()["measured_at"] = at;
   }
   add_ratio(timings, report);
   write_report(options.json, report);
