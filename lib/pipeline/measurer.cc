@@ -207,6 +207,8 @@ std::vector<std::optional<cost::Comparison>> Measurer::compare_all(
   const Clock::time_point start = Clock::now();
   std::vector<cost::Comparison> measured;
   if (pending.size() > 1) {
+    // (Only the guard asks for several at once: worth a line, as large models take a while.)
+    logger("profile")->info("timing {} graphs against their original, alternated run by run", pending.size());
     // All in one request, alternated with the original: one set of its runs for all of them.
     std::vector<profile::Profiler::Model> models = {{&first_run, original_file, {}}};
     for (const Pending& candidate : pending) models.push_back({&candidate.run, {}, {}});
@@ -241,6 +243,7 @@ std::vector<std::optional<cost::Comparison>> Measurer::compare_all(
     measured.push_back(measure_pair(first, first_run, original_file, pending[k], limits));
   }
   stats_.seconds += seconds_since(start);
+  logger("profile")->debug("{} graph(s) timed against their original in {:.1f} s", pending.size(), seconds_since(start));
   for (std::size_t k = 0; k < pending.size(); ++k) {
     ++stats_.comparisons_measured;
     cache_.insert(measured[k]);
@@ -259,6 +262,9 @@ std::optional<cost::Comparison> Measurer::compare_again(const ir::Graph& origina
   Pending pending{0, cost::graph_signature(candidate, sizes_), {}, {}, {}};
   const auto runs = measured_now_.find({first, pending.signature});
   if (runs == measured_now_.end()) return std::nullopt;
+  logger("profile")->info("a gain within the noise: timing the pair again, going on from its {} runs (at most {} or "
+                          "{:.0f} s)",
+                          runs->second.empty() ? 0 : runs->second.front().size(), limits.max_runs, limits.max_seconds);
   const std::vector<std::vector<double>> prior = runs->second;
   const ir::Graph first_run = with_integers(original, unknown);
   pending.unknown = unknown;
