@@ -137,6 +137,27 @@ def squeeze_excitation():
     save(model_of(graph), "squeeze_excitation.onnx")
 
 
+def squeeze_excitation_transposed():
+    """squeeze_excitation with its first convolution's weight stored transposed and a Transpose
+    node before the Conv, which export folds: so the result differs from the input once written,
+    and the layout form still applies to the scale."""
+    nodes = [helper.make_node("Transpose", ["wt"], ["w"], name="weight_transpose", perm=[1, 0, 2, 3]),
+             helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("GlobalAveragePool", ["r"], ["m"], name="squeeze"),
+             helper.make_node("Conv", ["m", "w1", "b1"], ["e1"], name="reduce", kernel_shape=[1, 1]),
+             helper.make_node("Relu", ["e1"], ["e2"], name="relu_e"),
+             helper.make_node("Conv", ["e2", "w2", "b2"], ["e3"], name="expand", kernel_shape=[1, 1]),
+             helper.make_node("Sigmoid", ["e3"], ["s"], name="gate"),
+             helper.make_node("Mul", ["s", "r"], ["y"], name="scale")]
+    graph = helper.make_graph(
+        nodes, "squeeze_excitation_transposed", [tensor_info("x", ["N", 8, 16, 16])],
+        [tensor_info("y", ["N", 16, 16, 16])],
+        initializer=[weight("wt", [8, 16, 3, 3], 10), weight("b", [16], 11), weight("w1", [4, 16, 1, 1], 12),
+                     weight("b1", [4], 13), weight("w2", [16, 4, 1, 1], 14), weight("b2", [16], 15)])
+    save(model_of(graph), "squeeze_excitation_transposed.onnx")
+
+
 def class_token_head():
     """A transformer's last layer and a classifier reading its first token (ViT's class token):
     x [N, 5, 8] through a layer norm, an MLP with an erf GELU and the residual, a layer norm, then
@@ -409,8 +430,8 @@ def main():
     os.makedirs(MODELS, exist_ok=True)
     for build in (cycle, shape_mismatch, symbolic_dims, unsorted_nodes, constants, fold_transpose,
                   external_data, custom_op, cumulative_sum, input_default, sparse_initializer, if_outer_scope,
-                  typed_tensors, channel_shuffle, conv_relu, squeeze_excitation, class_token_head,
-                  window_attention, data_shaped_rows, traced_size, near_ties):
+                  typed_tensors, channel_shuffle, conv_relu, squeeze_excitation, squeeze_excitation_transposed,
+                  class_token_head, window_attention, data_shaped_rows, traced_size, near_ties):
         build()
     return 0
 

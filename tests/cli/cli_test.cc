@@ -262,6 +262,29 @@ TEST_CASE("the measured target tries its layout forms on what it writes, and mea
   CHECK_FALSE(nlohmann::json::parse(read_file(report))["result"].contains("layout_forms"));
 }
 
+TEST_CASE("when the result alone is not kept, the result with the layout forms is weighed against the input",
+          "[cli]") {
+  // squeeze_excitation_transposed: a weight-only Transpose (folded, so the result is not the
+  // input) and a scale the layout forms rewrite. With --min-gain 0.5 nothing here can be kept,
+  // so the mechanism is what is checked: the result with its form was timed against the input
+  // and reported, and the input was written.
+  const Scratch scratch("result_with_forms");
+  const fs::path out = scratch.path() / "out.onnx";
+  const fs::path report = scratch.path() / "report.json";
+  Run run = graphsub("-q optimize " + model("squeeze_excitation_transposed.onnx") + " -o " + out.string() +
+                     " --min-gain 0.5 --dim N=2 --report " + report.string());
+  INFO(run.err);
+  REQUIRE(run.status == 0);
+  const nlohmann::json json = nlohmann::json::parse(read_file(report));
+  CHECK(json["result"]["written"] == "input");
+  const nlohmann::json& formed = json["result"]["with_layout_forms"];
+  CHECK(formed["applied"] == 1);
+  CHECK(formed["kept"] == false);
+  CHECK(formed["measured_speedup"].is_number());
+  CHECK(formed["reason"].get<std::string>().find("the optimized graph with the layout forms") != std::string::npos);
+  CHECK(read_file(out) == read_file(model("squeeze_excitation_transposed.onnx")));
+}
+
 TEST_CASE("a classifier reading one token gets its last layer computed at that token", "[cli]") {
   // models/class_token_head.onnx: ViT's last layer and head. The narrowing rules move the class
   // token's Gather above the layer (the report counts them); the output computes the same.
