@@ -52,4 +52,15 @@ std::string to_string(const Shape& shape) {
 
 std::string to_string(const TensorType& type) { return to_string(type.dtype) + to_string(type.shape); }
 
+bool generalizes(const TensorType& general, const TensorType& specific) {
+  if (general.dtype != specific.dtype) return false;
+  if (!general.shape.rank_known) return true;
+  if (!specific.shape.rank_known || general.shape.rank() != specific.shape.rank()) return false;
+  for (std::size_t i = 0; i < general.shape.rank(); ++i) {
+    const Dim& dim = general.shape.dims[i];
+    if (dim != specific.shape.dims[i] && (dim.is_known() || dim.is_symbolic())) return false;
+  }
+  return true;
+}
+
 }  // namespace graphsub::ir

@@ -66,6 +66,10 @@ struct TensorType {
   bool operator!=(const TensorType& other) const { return !(*this == other); }
 };
 
+/// True when `general` says nothing `specific` contradicts: the same element type, and an
+/// unknown rank, or the same rank with each dim equal or unknown (neither size nor symbol).
+bool generalizes(const TensorType& general, const TensorType& specific);
+
 /// "float32[N,3,224,224]".
 std::string to_string(const TensorType& type);
 

@@ -215,11 +215,19 @@ class Rewrite {
         if (!produced_by_match((*from)[i])) return what + ": the source value is not produced by the match";
         const ir::TensorType& want = graph_.value((*from)[i]).type;
         const ir::TensorType& got = graph_.value((*to)[i]).type;
-        if (want != got) return what + ": types differ, " + ir::to_string(want) + " vs " + ir::to_string(got);
+        if (want != got && !ir::generalizes(got, want)) {
+          return what + ": types differ, " + ir::to_string(want) + " vs " + ir::to_string(got);
+        }
         pairs.emplace_back((*from)[i], (*to)[i]);
       }
     }
-    for (const auto& [from, to] : pairs) graph_.replace_all_uses(from, to);
+    for (const auto& [from, to] : pairs) {
+      // A target value whose inferred type knows less than the source value's (a dim ONNX's
+      // inference named, as unk__12, that graphsub's broadcast of two other symbols cannot)
+      // takes the source's type: the rule computes the same tensor, so it has that shape.
+      if (graph_.value(to).type != graph_.value(from).type) graph_.set_type(to, graph_.value(from).type);
+      graph_.replace_all_uses(from, to);
+    }
     return {};
   }
 

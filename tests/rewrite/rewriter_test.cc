@@ -171,6 +171,47 @@ TEST_CASE("a mapped pair whose types differ rejects the rewrite") {
   CHECK(apply(square, Matcher::find(square, rule).at(0)));
 }
 
+const char* const kAddAsSum = R"(
+rule add-as-sum
+  source
+    s = Add(x, y)
+  target
+    s2 = Sum(x, y)
+  map s -> s2
+end
+)";
+
+TEST_CASE("a target value whose type knows less than the source's takes the source's type") {
+  // x [a, 4] + y [b, 4]: graphsub's broadcast cannot name the first dim, while ONNX's inference
+  // named it (an exporter's unk__12): the Sum computes the same tensor, so it keeps [c, 4].
+  const rules::Rule rule = parse_rule(kAddAsSum);
+  ir::Graph graph;
+  const auto typed = [](const std::string& symbol) {
+    return ir::TensorType{ir::DataType::kFloat, ir::Shape{true, {ir::Dim::named(symbol), ir::Dim::known(4)}}};
+  };
+  const ir::ValueId x = graph.add_input("x", typed("a"));
+  const ir::ValueId y = graph.add_input("y", typed("b"));
+  const ir::NodeId add = add_canonical(graph, ir::OpKind::kAdd, {x, y});
+  graph.set_type(out(graph, add), typed("c"));
+  const ir::NodeId relu = add_canonical(graph, ir::OpKind::kRelu, {out(graph, add)});
+  graph.set_outputs({out(graph, relu)});
+  const std::vector<Match> matches = Matcher::find(graph, rule);
+  REQUIRE(matches.size() == 1);
+  std::string why_not;
+  const std::optional<ir::Graph> result = apply(graph, matches[0], &why_not);
+  INFO(why_not);
+  REQUIRE(result);
+  const ir::Node& relu_after = result->node(result->value(result->outputs()[0]).producer);
+  const ir::Value& sum = result->value(relu_after.inputs[0]);
+  CHECK(result->node(sum.producer).op == ir::OpKind::kSum);
+  CHECK(sum.type == typed("c"));
+  CHECK_FALSE(ir::generalizes(typed("c"), typed("a")));  // another symbol is no generalization
+  CHECK(ir::generalizes(ir::TensorType{ir::DataType::kFloat, ir::Shape{true, {ir::Dim{}, ir::Dim::known(4)}}},
+                        typed("a")));
+  CHECK_FALSE(ir::generalizes(ir::TensorType{ir::DataType::kFloat, ir::Shape{true, {ir::Dim{}, ir::Dim::known(5)}}},
+                              typed("a")));
+}
+
 const char* const kBadConcat = R"(
 rule bad-concat
   source
