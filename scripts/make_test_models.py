@@ -119,43 +119,38 @@ def conv_relu():
     save(model_of(graph), "conv_relu.onnx")
 
 
-def squeeze_excitation():
+def squeeze_excitation_graph(name, transposed):
     """A convolution and its squeeze-and-excitation scale, scale * image (torchvision's order),
-    batch N: the layout form of onnxruntime's CPU target (rules/layout.rules) applies to the Mul."""
-    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
-             helper.make_node("Relu", ["c"], ["r"], name="relu"),
-             helper.make_node("GlobalAveragePool", ["r"], ["m"], name="squeeze"),
-             helper.make_node("Conv", ["m", "w1", "b1"], ["e1"], name="reduce", kernel_shape=[1, 1]),
-             helper.make_node("Relu", ["e1"], ["e2"], name="relu_e"),
-             helper.make_node("Conv", ["e2", "w2", "b2"], ["e3"], name="expand", kernel_shape=[1, 1]),
-             helper.make_node("Sigmoid", ["e3"], ["s"], name="gate"),
-             helper.make_node("Mul", ["s", "r"], ["y"], name="scale")]
-    graph = helper.make_graph(
-        nodes, "squeeze_excitation", [tensor_info("x", ["N", 8, 16, 16])], [tensor_info("y", ["N", 16, 16, 16])],
-        initializer=[weight("w", [16, 8, 3, 3], 10), weight("b", [16], 11), weight("w1", [4, 16, 1, 1], 12),
-                     weight("b1", [4], 13), weight("w2", [16, 4, 1, 1], 14), weight("b2", [16], 15)])
-    save(model_of(graph), "squeeze_excitation.onnx")
+    batch N: the layout form of onnxruntime's CPU target (rules/layout.rules) applies to the Mul.
+    `transposed`: the first convolution's weight is stored transposed, with a Transpose node
+    before the Conv that export folds (so a result differs from the input once written)."""
+    first = "w"
+    nodes = []
+    if transposed:
+        first = "wt"
+        nodes.append(helper.make_node("Transpose", ["wt"], ["w"], name="weight_transpose", perm=[1, 0, 2, 3]))
+    nodes += [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+              helper.make_node("Relu", ["c"], ["r"], name="relu"),
+              helper.make_node("GlobalAveragePool", ["r"], ["m"], name="squeeze"),
+              helper.make_node("Conv", ["m", "w1", "b1"], ["e1"], name="reduce", kernel_shape=[1, 1]),
+              helper.make_node("Relu", ["e1"], ["e2"], name="relu_e"),
+              helper.make_node("Conv", ["e2", "w2", "b2"], ["e3"], name="expand", kernel_shape=[1, 1]),
+              helper.make_node("Sigmoid", ["e3"], ["s"], name="gate"),
+              helper.make_node("Mul", ["s", "r"], ["y"], name="scale")]
+    return helper.make_graph(
+        nodes, name, [tensor_info("x", ["N", 8, 16, 16])], [tensor_info("y", ["N", 16, 16, 16])],
+        initializer=[weight(first, [8, 16, 3, 3] if transposed else [16, 8, 3, 3], 10), weight("b", [16], 11),
+                     weight("w1", [4, 16, 1, 1], 12), weight("b1", [4], 13), weight("w2", [16, 4, 1, 1], 14),
+                     weight("b2", [16], 15)])
+
+
+def squeeze_excitation():
+    save(model_of(squeeze_excitation_graph("squeeze_excitation", False)), "squeeze_excitation.onnx")
 
 
 def squeeze_excitation_transposed():
-    """squeeze_excitation with its first convolution's weight stored transposed and a Transpose
-    node before the Conv, which export folds: so the result differs from the input once written,
-    and the layout form still applies to the scale."""
-    nodes = [helper.make_node("Transpose", ["wt"], ["w"], name="weight_transpose", perm=[1, 0, 2, 3]),
-             helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
-             helper.make_node("Relu", ["c"], ["r"], name="relu"),
-             helper.make_node("GlobalAveragePool", ["r"], ["m"], name="squeeze"),
-             helper.make_node("Conv", ["m", "w1", "b1"], ["e1"], name="reduce", kernel_shape=[1, 1]),
-             helper.make_node("Relu", ["e1"], ["e2"], name="relu_e"),
-             helper.make_node("Conv", ["e2", "w2", "b2"], ["e3"], name="expand", kernel_shape=[1, 1]),
-             helper.make_node("Sigmoid", ["e3"], ["s"], name="gate"),
-             helper.make_node("Mul", ["s", "r"], ["y"], name="scale")]
-    graph = helper.make_graph(
-        nodes, "squeeze_excitation_transposed", [tensor_info("x", ["N", 8, 16, 16])],
-        [tensor_info("y", ["N", 16, 16, 16])],
-        initializer=[weight("wt", [8, 16, 3, 3], 10), weight("b", [16], 11), weight("w1", [4, 16, 1, 1], 12),
-                     weight("b1", [4], 13), weight("w2", [16, 4, 1, 1], 14), weight("b2", [16], 15)])
-    save(model_of(graph), "squeeze_excitation_transposed.onnx")
+    save(model_of(squeeze_excitation_graph("squeeze_excitation_transposed", True)),
+         "squeeze_excitation_transposed.onnx")
 
 
 def class_token_head():
