@@ -68,12 +68,6 @@ std::vector<std::vector<std::pair<std::string, int64_t>>> sizes_timed(const Benc
   return sizes;
 }
 
-std::string sizes_text(const std::vector<std::pair<std::string, int64_t>>& sizes) {
-  std::string text;
-  for (const auto& [symbol, size] : sizes) text += (text.empty() ? "" : ", ") + symbol + "=" + std::to_string(size);
-  return text;
-}
-
 void print(const BenchOptions& options, const profile::OrtInfo& info, const std::vector<profile::Timing>& timings,
            const std::vector<std::vector<std::pair<std::string, int64_t>>>& sizes) {
   std::printf("onnxruntime %s on %s: %d intra-op thread(s), graph optimization level %s; %d warm-up runs%s; "
@@ -83,7 +77,7 @@ void print(const BenchOptions& options, const profile::OrtInfo& info, const std:
               options.limits.sessions);
   for (std::size_t i = 0; i < timings.size(); ++i) {
     const profile::Timing& t = timings[i];
-    const std::string at = sizes_text(sizes[i]);
+    const std::string at = pipeline::sizes_text(sizes[i]);
     std::printf("%c  %-40s median %10.4f ms  p90 %10.4f ms  p10 %10.4f ms  %lld runs%s\n", static_cast<char>('A' + i),
                 options.models[i].c_str(), t.median_ms, t.p90_ms, t.p10_ms, static_cast<long long>(t.runs),
                 at.empty() ? "" : ("  at " + at).c_str());
@@ -182,7 +176,7 @@ void run_bench_cuda(const BenchOptions& options) {
   for (const ir::Graph& graph : graphs) sizes.push_back(pipeline::input_sizes(graph, parse_dims(options.dims)));
   for (std::size_t i = 0; i < timings.size(); ++i) {
     const profile::Timing& t = timings[i];
-    const std::string at = sizes_text(sizes[i]);
+    const std::string at = pipeline::sizes_text(sizes[i]);
     std::printf("%c  %-40s median %10.4f ms  p90 %10.4f ms  p10 %10.4f ms  %lld runs%s\n   nodes on: %s\n",
                 static_cast<char>('A' + i), options.models[i].c_str(), t.median_ms, t.p90_ms, t.p10_ms,
                 static_cast<long long>(t.runs), at.empty() ? "" : ("  at " + at).c_str(),

@@ -10,6 +10,7 @@
 #include "cost/device.h"
 #include "ir/error.h"
 #include "onnx_io/onnx_io.h"
+#include "pipeline/pipeline.h"
 #include "pipeline/target.h"
 
 namespace graphsub::cmd {
@@ -34,10 +35,12 @@ void profile_model(const std::string& path, pipeline::Target& target) {
   cost::CachedModel again(measurer.cache(), measurer.backend(), cost::device_by_name(target.spec.device),
                           measurer.sizes());
   const cost::Cost total = again.graph_cost(graph);
-  std::printf("%s: %zu nodes, %zu signatures measured now, %lld node lookups already cached; sum of the measured "
+  // The sizes the symbolic dims of its inputs were measured at (1 where --dim gives none).
+  const std::string at = pipeline::sizes_text(pipeline::input_sizes(graph, measurer.sizes()));
+  std::printf("%s%s: %zu nodes, %zu signatures measured now, %lld node lookups already cached; sum of the measured "
               "node times %.4f ms (%lld nodes the target could not run, estimated)\n",
-              path.c_str(), graph.node_count(), measured, static_cast<long long>(hits), total.time_ms,
-              static_cast<long long>(again.misses()));
+              path.c_str(), at.empty() ? "" : (" at " + at).c_str(), graph.node_count(), measured,
+              static_cast<long long>(hits), total.time_ms, static_cast<long long>(again.misses()));
 }
 
 void run_profile(ProfileOptions options) {

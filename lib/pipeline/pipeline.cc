@@ -179,12 +179,8 @@ std::vector<std::string> input_symbols(const ir::Graph& graph) {
 
 /// "batch=1, sequence=1": the sizes the inputs' symbolic dims take at `sizes` (1 where not
 /// given), in the order the inputs name them; empty when they have none.
-std::string sizes_text(const ir::Graph& graph, const cost::DimSizes& sizes) {
-  std::string text;
-  for (const auto& [symbol, size] : input_sizes(graph, sizes)) {
-    text += (text.empty() ? "" : ", ") + symbol + "=" + std::to_string(size);
-  }
-  return text;
+std::string input_sizes_text(const ir::Graph& graph, const cost::DimSizes& sizes) {
+  return pipeline::sizes_text(input_sizes(graph, sizes));
 }
 
 /// The inputs' symbolic dims that `sizes` does not give.
@@ -200,7 +196,7 @@ std::vector<std::string> sizes_not_given(const ir::Graph& graph, const cost::Dim
 /// (1, for want of --dim): a choice measured at one size may not hold at another (a BERT export
 /// is timed at one token then, not the 32 or 512 it runs at).
 void announce_measuring_sizes(const ir::Graph& graph, const cost::DimSizes& sizes) {
-  const std::string at = sizes_text(graph, sizes);
+  const std::string at = input_sizes_text(graph, sizes);
   if (at.empty()) return;
   const std::vector<std::string> missing = sizes_not_given(graph, sizes);
   if (missing.empty()) {
@@ -306,6 +302,12 @@ bool written_as_input(const ir::Graph& input, const ir::Graph& candidate) {
 
 }  // namespace
 
+std::string sizes_text(const std::vector<std::pair<std::string, int64_t>>& sizes) {
+  std::string text;
+  for (const auto& [symbol, size] : sizes) text += (text.empty() ? "" : ", ") + symbol + "=" + std::to_string(size);
+  return text;
+}
+
 std::vector<std::pair<std::string, int64_t>> input_sizes(const ir::Graph& graph, const std::map<std::string, int64_t>& sizes) {
   std::vector<std::pair<std::string, int64_t>> taken;
   for (const std::string& symbol : input_symbols(graph)) {
@@ -316,7 +318,7 @@ std::vector<std::pair<std::string, int64_t>> input_sizes(const ir::Graph& graph,
 }
 
 std::string sizes_hint(const ir::Graph& graph, const std::map<std::string, int64_t>& sizes, const std::string& error) {
-  const std::string at = sizes_text(graph, sizes);
+  const std::string at = input_sizes_text(graph, sizes);
   // A model the runtime cannot load (an operator it lacks) fails at every size, and one that
   // crashes it is no matter of sizes.
   if (at.empty() || error.find("cannot load") != std::string::npos ||
@@ -845,10 +847,7 @@ class Run {
 
   std::string summary(const GuardVerdict& verdict, std::size_t steps) const {
     // The sizes of the inputs' symbolic dims it was timed at, where it has some.
-    std::string at;
-    for (const auto& [symbol, size] : measured_at_) {
-      at += (at.empty() ? "" : ", ") + symbol + "=" + std::to_string(size);
-    }
+    const std::string at = pipeline::sizes_text(measured_at_);
     if (verdict.keep_candidate) {
       const std::string where = " in " + target_.spec.name + (at.empty() ? "" : " at " + at);
       return request_.output + ": " + changes(steps) + "; measured" + where + ": " + measured_text(verdict);

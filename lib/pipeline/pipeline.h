@@ -60,6 +60,9 @@ std::string sizes_hint(const ir::Graph& graph, const std::map<std::string, int64
 /// order the inputs name them: what a measured target or `bench` times the model at.
 std::vector<std::pair<std::string, int64_t>> input_sizes(const ir::Graph& graph, const std::map<std::string, int64_t>& sizes);
 
+/// "batch=1, sequence=32": sizes as input_sizes gives them, for a line a person reads.
+std::string sizes_text(const std::vector<std::pair<std::string, int64_t>>& sizes);
+
 /// What was done.
 struct OptimizeOutcome {
   nlohmann::json report;  ///< The --report document (README lists its fields).

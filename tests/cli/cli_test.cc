@@ -464,6 +464,7 @@ TEST_CASE("profile fills the cost cache, and a second run measures nothing", "[c
   INFO(first.out << first.err);
   REQUIRE(first.status == 0);
   CHECK(first.out.find("sum of the measured node times") != std::string::npos);
+  CHECK(first.out.find("small_cnn.onnx at N=1: ") != std::string::npos);  // the size it measured at
   const std::string text = read_file(cache);
   const nlohmann::json written = nlohmann::json::parse(text);
   CHECK(written["target"] == "onnxruntime-cpu");
