@@ -56,8 +56,8 @@ void print_ratio(const std::vector<profile::Timing>& timings) {
 
 /// The size each model's symbolic input dims were timed at (empty for a model without any, or
 /// one graphsub cannot read though onnxruntime ran it).
-std::vector<std::vector<std::pair<std::string, int64_t>>> sizes_timed(const BenchOptions& options) {
-  std::vector<std::vector<std::pair<std::string, int64_t>>> sizes;
+std::vector<pipeline::InputSizes> sizes_timed(const BenchOptions& options) {
+  std::vector<pipeline::InputSizes> sizes;
   for (const std::string& path : options.models) {
     try {
       sizes.push_back(pipeline::input_sizes(onnx_io::import_model(path), parse_dims(options.dims)));
@@ -69,7 +69,7 @@ std::vector<std::vector<std::pair<std::string, int64_t>>> sizes_timed(const Benc
 }
 
 void print(const BenchOptions& options, const profile::OrtInfo& info, const std::vector<profile::Timing>& timings,
-           const std::vector<std::vector<std::pair<std::string, int64_t>>>& sizes) {
+           const std::vector<pipeline::InputSizes>& sizes) {
   std::printf("onnxruntime %s on %s: %d intra-op thread(s), graph optimization level %s; %d warm-up runs%s; "
               "%d block(s) of fresh sessions\n",
               info.onnxruntime.c_str(), info.cpu.c_str(), options.ort.threads, options.ort.level.c_str(),
@@ -172,7 +172,7 @@ void run_bench_cuda(const BenchOptions& options) {
   std::printf("cuda on %s (%s): graphsub's CUDA executor, fp32, CUDA events; %d warm-up runs%s\n",
               profiler.header().device.c_str(), cost::describe(profiler.header()).c_str(), options.limits.warmup,
               timings.size() > 1 ? ", models alternated run by run" : "");
-  std::vector<std::vector<std::pair<std::string, int64_t>>> sizes;
+  std::vector<pipeline::InputSizes> sizes;
   for (const ir::Graph& graph : graphs) sizes.push_back(pipeline::input_sizes(graph, parse_dims(options.dims)));
   for (std::size_t i = 0; i < timings.size(); ++i) {
     const profile::Timing& t = timings[i];
@@ -190,9 +190,7 @@ void run_bench_cuda(const BenchOptions& options) {
   for (std::size_t i = 0; i < timings.size(); ++i) {
     report["models"].push_back(timing_json(options.models[i], timings[i]));
     report["models"].back()["placement"] = profiler.placements()[i];
-    nlohmann::json at = nlohmann::json::object();
-    for (const auto& [symbol, size] : sizes[i]) at[symbol] = size;
-    report["models"].back()["measured_at"] = at;
+    report["models"].back()["measured_at"] = pipeline::sizes_json(sizes[i]);
   }
   add_ratio(timings, report);
   write_report(options.json, report);
@@ -219,7 +217,7 @@ void run_bench(const BenchOptions& options) {
     }
     throw;
   }
-  const std::vector<std::vector<std::pair<std::string, int64_t>>> sizes = sizes_timed(options);
+  const std::vector<pipeline::InputSizes> sizes = sizes_timed(options);
   print(options, worker.info(), timings, sizes);
   std::vector<profile::OpTimes> by_op;
   if (options.by_op) {
@@ -238,9 +236,7 @@ void run_bench(const BenchOptions& options) {
                            {"models", nlohmann::json::array()}};
   for (std::size_t i = 0; i < timings.size(); ++i) {
     report["models"].push_back(timing_json(options.models[i], timings[i]));
-    nlohmann::json at = nlohmann::json::object();
-    for (const auto& [symbol, size] : sizes[i]) at[symbol] = size;
-    report["models"].back()["measured_at"] = at;
+    report["models"].back()["measured_at"] = pipeline::sizes_json(sizes[i]);
     if (options.by_op) report["models"].back()["by_op"] = by_op_json(by_op[i]);
   }
   add_ratio(timings, report);

@@ -25,11 +25,11 @@ class SharedPlacement {
         if (hashes[i] == 0) continue;
         onnx::TensorProto& tensor = *graph_.mutable_initializer(lent[i].first);
         const SharedWeights::Place place = shared.place(lent[i].second, hashes[i], tensor.raw_data());
-        moved_.emplace_back(lent[i].first, std::string());
+        moved_.emplace_back(&tensor, std::string());
         moved_.back().second.swap(*tensor.mutable_raw_data());
-        set_entry(tensor, "location", shared.file_name());
-        set_entry(tensor, "offset", std::to_string(place.offset));
-        set_entry(tensor, "length", std::to_string(place.length));
+        add_external_data_entry(tensor, "location", shared.file_name());
+        add_external_data_entry(tensor, "offset", std::to_string(place.offset));
+        add_external_data_entry(tensor, "length", std::to_string(place.length));
         tensor.set_data_location(onnx::TensorProto::EXTERNAL);
       }
     } catch (...) {
@@ -42,23 +42,10 @@ class SharedPlacement {
   ~SharedPlacement() { restore(); }
 
  private:
-  void restore() {
-    for (auto& [index, raw] : moved_) {
-      onnx::TensorProto& tensor = *graph_.mutable_initializer(index);
-      tensor.mutable_raw_data()->swap(raw);
-      tensor.clear_external_data();
-      tensor.clear_data_location();
-    }
-    moved_.clear();
-  }
+  void restore() { put_back_raw_data(moved_); }
 
-  static void set_entry(onnx::TensorProto& tensor, const std::string& key, const std::string& value) {
-    onnx::StringStringEntryProto* entry = tensor.add_external_data();
-    entry->set_key(key);
-    entry->set_value(value);
-  }
   onnx::GraphProto& graph_;
-  std::vector<std::pair<int, std::string>> moved_;
+  std::vector<std::pair<onnx::TensorProto*, std::string>> moved_;
 };
 
 /// The content hash of each lent tensor SharedWeights takes (0 for the others), read before the

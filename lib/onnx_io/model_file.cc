@@ -108,12 +108,6 @@ class TempFile {
   bool committed_ = false;
 };
 
-void set_entry(onnx::TensorProto& tensor, const std::string& key, const std::string& value) {
-  onnx::StringStringEntryProto* entry = tensor.add_external_data();
-  entry->set_key(key);
-  entry->set_value(value);
-}
-
 /// The raw data of large initializers, moved to an external data file for the write and put back
 /// afterwards (exceptions included), so the model is left as it was: its bytes may be lent
 /// (DataLoan).
@@ -131,9 +125,9 @@ class Externalized {
         out.write(raw.data(), static_cast<std::streamsize>(raw.size()));
         moved_.emplace_back(&tensor, std::string());
         moved_.back().second.swap(*tensor.mutable_raw_data());
-        set_entry(tensor, "location", location);
-        set_entry(tensor, "offset", std::to_string(bytes_));
-        set_entry(tensor, "length", std::to_string(moved_.back().second.size()));
+        add_external_data_entry(tensor, "location", location);
+        add_external_data_entry(tensor, "offset", std::to_string(bytes_));
+        add_external_data_entry(tensor, "length", std::to_string(moved_.back().second.size()));
         tensor.set_data_location(onnx::TensorProto::EXTERNAL);
         bytes_ += moved_.back().second.size();
       }
@@ -153,14 +147,7 @@ class Externalized {
   std::size_t bytes() const { return bytes_; }  ///< How many bytes went to the data file.
 
  private:
-  void restore() {
-    for (auto& [tensor, raw] : moved_) {
-      tensor->mutable_raw_data()->swap(raw);
-      tensor->clear_external_data();
-      tensor->clear_data_location();
-    }
-    moved_.clear();
-  }
+  void restore() { put_back_raw_data(moved_); }
 
   std::vector<std::pair<onnx::TensorProto*, std::string>> moved_;
   std::size_t bytes_ = 0;
@@ -181,6 +168,21 @@ void serialize(const onnx::ModelProto& model, const std::string& file) {
 }
 
 }  // namespace
+
+void add_external_data_entry(onnx::TensorProto& tensor, const std::string& key, const std::string& value) {
+  onnx::StringStringEntryProto* entry = tensor.add_external_data();
+  entry->set_key(key);
+  entry->set_value(value);
+}
+
+void put_back_raw_data(std::vector<std::pair<onnx::TensorProto*, std::string>>& moved) {
+  for (auto& [tensor, raw] : moved) {
+    tensor->mutable_raw_data()->swap(raw);
+    tensor->clear_external_data();
+    tensor->clear_data_location();
+  }
+  moved.clear();
+}
 
 void parse_file(const std::string& path, google::protobuf::MessageLite& message, const std::string& what) {
   check_readable(path);

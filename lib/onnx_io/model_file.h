@@ -6,8 +6,17 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace graphsub::onnx_io {
+
+/// Adds one key/value pair ("location", "offset", "length") to a tensor's external_data.
+void add_external_data_entry(onnx::TensorProto& tensor, const std::string& key, const std::string& value);
+
+/// Puts raw data taken out for an external-data write back into its tensors (each swapped back,
+/// its external_data and data_location cleared) and empties `moved`.
+void put_back_raw_data(std::vector<std::pair<onnx::TensorProto*, std::string>>& moved);
 
 /// Parses a whole file into `message`, with protobuf's total-size limit raised to its 2 GB
 /// maximum. Throws graphsub::Error (a message without the path) when the file is missing,

@@ -192,13 +192,12 @@ std::vector<std::string> sizes_not_given(const ir::Graph& graph, const cost::Dim
   return missing;
 }
 
-/// Says at which sizes a measured target times the model, and warns when it picked some of them
-/// (1, for want of --dim): a choice measured at one size may not hold at another (a BERT export
-/// is timed at one token then, not the 32 or 512 it runs at).
-void announce_measuring_sizes(const ir::Graph& graph, const cost::DimSizes& sizes) {
-  const std::string at = input_sizes_text(graph, sizes);
+/// Says at which sizes (`at`) a measured target times the model, and warns when it picked some
+/// of them (`missing`: 1, for want of --dim): a choice measured at one size may not hold at
+/// another (a BERT export is timed at one token then, not the 32 or 512 it runs at).
+void announce_measuring_sizes(const InputSizes& at_sizes, const std::vector<std::string>& missing) {
+  const std::string at = sizes_text(at_sizes);
   if (at.empty()) return;
-  const std::vector<std::string> missing = sizes_not_given(graph, sizes);
   if (missing.empty()) {
     logger("cli")->info("measuring at {}", at);
     return;
@@ -302,14 +301,20 @@ bool written_as_input(const ir::Graph& input, const ir::Graph& candidate) {
 
 }  // namespace
 
-std::string sizes_text(const std::vector<std::pair<std::string, int64_t>>& sizes) {
+std::string sizes_text(const InputSizes& sizes) {
   std::string text;
   for (const auto& [symbol, size] : sizes) text += (text.empty() ? "" : ", ") + symbol + "=" + std::to_string(size);
   return text;
 }
 
-std::vector<std::pair<std::string, int64_t>> input_sizes(const ir::Graph& graph, const std::map<std::string, int64_t>& sizes) {
-  std::vector<std::pair<std::string, int64_t>> taken;
+Json sizes_json(const InputSizes& sizes) {
+  Json json = Json::object();
+  for (const auto& [symbol, size] : sizes) json[symbol] = size;
+  return json;
+}
+
+InputSizes input_sizes(const ir::Graph& graph, const std::map<std::string, int64_t>& sizes) {
+  InputSizes taken;
   for (const std::string& symbol : input_symbols(graph)) {
     const auto given = sizes.find(symbol);
     taken.emplace_back(symbol, given == sizes.end() ? 1 : given->second);
@@ -393,9 +398,9 @@ class Run {
                                                cost::describe(target_.measurer->cache().header()) + ")"
                                          : "the analytical estimate (not measured)");
     if (target_.measurer) {
-      announce_measuring_sizes(original_, target_.measurer->sizes());
       measured_at_ = input_sizes(original_, target_.measurer->sizes());
       sizes_not_given_ = sizes_not_given(original_, target_.measurer->sizes());
+      announce_measuring_sizes(measured_at_, sizes_not_given_);
     }
     timer_.start();
     rewrite::ShapeArithmeticStats& shapes = shapes_;
@@ -437,9 +442,7 @@ class Run {
                                   {"allow_unverified", request_.allow_unverified},
                                   {"unverified_left_out", searched.unverified_left_out}}}};
     if (target_.measurer) {
-      Json measured_at = Json::object();
-      for (const auto& [symbol, size] : measured_at_) measured_at[symbol] = size;
-      outcome_.report["target"]["measured_at"] = measured_at;
+      outcome_.report["target"]["measured_at"] = sizes_json(measured_at_);
       outcome_.report["target"]["sizes_not_given"] = sizes_not_given_;
     }
     const ir::Graph& written = !target_.measurer   ? search_estimated(folded, matcher, rules.size())
@@ -1055,7 +1058,7 @@ class Run {
   OptimizeRequest request_;  ///< A copy: --input-shape's sizes join its dims after import.
   /// The measured target's size of each symbolic dim of the inputs, and those the user did not
   /// give (sized 1).
-  std::vector<std::pair<std::string, int64_t>> measured_at_;
+  InputSizes measured_at_;
   std::vector<std::string> sizes_not_given_;
   PhaseTimer timer_;
   onnx_io::ImportStats import_stats_;

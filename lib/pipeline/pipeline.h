@@ -56,12 +56,18 @@ std::map<std::string, int64_t> sizes_of_input_shapes(const ir::Graph& graph,
 /// `error` says the runtime could not load the model at all (no size would help).
 std::string sizes_hint(const ir::Graph& graph, const std::map<std::string, int64_t>& sizes, const std::string& error);
 
+/// Symbolic dims and their sizes, in the order a graph's inputs name them.
+using InputSizes = std::vector<std::pair<std::string, int64_t>>;
+
 /// The size each symbolic dim of the graph's inputs takes at `sizes` (1 where not given), in the
 /// order the inputs name them: what a measured target or `bench` times the model at.
-std::vector<std::pair<std::string, int64_t>> input_sizes(const ir::Graph& graph, const std::map<std::string, int64_t>& sizes);
+InputSizes input_sizes(const ir::Graph& graph, const std::map<std::string, int64_t>& sizes);
 
 /// "batch=1, sequence=32": sizes as input_sizes gives them, for a line a person reads.
-std::string sizes_text(const std::vector<std::pair<std::string, int64_t>>& sizes);
+std::string sizes_text(const InputSizes& sizes);
+
+/// {"batch": 1, "sequence": 32}: the same for a report.
+nlohmann::json sizes_json(const InputSizes& sizes);
 
 /// What was done.
 struct OptimizeOutcome {
