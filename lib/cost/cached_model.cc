@@ -2,6 +2,7 @@
 #include "cost/cached_model.h"
 
 #include "ir/hash.h"
+#include "ops/data_movement.h"
 
 namespace graphsub::cost {
 namespace {
@@ -40,6 +41,9 @@ uint64_t node_key(const ir::Graph& graph, ir::NodeId id) {
 }  // namespace
 
 Cost CachedModel::node_cost(const ir::Graph& graph, ir::NodeId id) const {
+  // Inside a model the runtime aliases a view's buffer; timed alone, its output is a graph output
+  // and is copied. So a view costs nothing here, as in the analytical model, and is not measured.
+  if (ops::aliases_input(graph.node(id))) return Cost{};
   const uint64_t key = node_key(graph, id);
   {
     const std::lock_guard<std::mutex> lock(hits_mutex_);

@@ -32,7 +32,10 @@ struct Miss {
 /// The cache is referenced, not copied: its owner adds measurements between searches (never
 /// during one). Misses of modelled nodes are remembered once per signature, so that the caller
 /// can measure them and search again (take_misses); opaque nodes are always estimated, as they
-/// pass through every candidate unchanged.
+/// pass through every candidate unchanged. A node whose output aliases its input
+/// (ops::aliases_input: Reshape, Squeeze, ...) costs nothing and is neither looked up nor
+/// measured: timed alone it would time the copy of a graph output, which no model containing it
+/// makes.
 class CachedModel : public CostModel {
  public:
   CachedModel(const CostCache& cache, std::string backend, DeviceSpec fallback, DimSizes sizes = {})

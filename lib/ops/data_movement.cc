@@ -116,6 +116,18 @@ void copy_kernel(const ir::Node& /*node*/, const std::vector<const ir::Tensor*>&
   if (input.byte_size() > 0) std::memcpy(output.mutable_bytes(), input.bytes(), input.byte_size());
 }
 
+bool aliases_input(const ir::Node& node) {
+  switch (node.op) {
+    case ir::OpKind::kReshape: case ir::OpKind::kFlatten: case ir::OpKind::kSqueeze:
+    case ir::OpKind::kUnsqueeze: case ir::OpKind::kIdentity:
+      return true;
+    case ir::OpKind::kDropout:
+      return node.outputs.size() == 1;
+    default:
+      return false;
+  }
+}
+
 CostFeatures no_cost_features(const ir::Node& /*node*/,
                               const std::vector<ir::TensorType>& /*inputs*/,
                               const std::vector<ir::TensorType>& /*outputs*/) {

@@ -69,6 +69,12 @@ int64_t product_of_sizes(const std::vector<int64_t>& sizes, std::size_t begin, s
 void copy_kernel(const ir::Node& node, const std::vector<const ir::Tensor*>& inputs,
                  std::vector<ir::Tensor>& outputs);
 
+/// Whether a runtime hands `node`'s output the input's buffer instead of computing it: the ops that
+/// only relabel a shape (above), Identity, and Dropout without its mask. onnxruntime's CPU kernels
+/// and graphsub's CUDA executor both do, except where the output is a graph output (a one-node
+/// model of such an op times a copy no model containing it pays).
+bool aliases_input(const ir::Node& node);
+
 /// Cost of those ops: a real runtime aliases the input buffer, so no flops and no bytes moved.
 CostFeatures no_cost_features(const ir::Node& node, const std::vector<ir::TensorType>& inputs,
                               const std::vector<ir::TensorType>& outputs);

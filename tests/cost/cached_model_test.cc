@@ -89,6 +89,23 @@ TEST_CASE("an entry recording a failed measurement is estimated and not remember
   CHECK_FALSE(model.pending_misses());
 }
 
+TEST_CASE("a view costs nothing and is neither looked up nor remembered for measuring", "[cost]") {
+  CachedModel model(hand_written_cache(), "cudnn", cost::device_by_name("a100"));
+  ir::Graph graph = conv_graph(64, 56, 3, "relu", false);
+  ir::Attributes flatten;
+  flatten.set("axis", int64_t{1});
+  const ir::NodeId view =
+      testing::add_inferred(graph, ir::OpKind::kFlatten, {graph.node(0).outputs[0]}, flatten);
+  graph.set_outputs({graph.node(view).outputs[0]});
+  const Cost cost = model.node_cost(graph, view);
+  CHECK(cost.time_ms == 0);
+  CHECK(cost.launches == 0);
+  CHECK(model.graph_cost(graph).time_ms == 0.0421);
+  CHECK(model.hits() == 1);
+  CHECK(model.misses() == 0);
+  CHECK_FALSE(model.pending_misses());
+}
+
 TEST_CASE("entries of another backend do not answer", "[cost]") {
   const CachedModel model(hand_written_cache(), "reference", cost::device_by_name("cpu"));
   const ir::Graph graph = conv_graph(64, 56, 3, "relu", true);

@@ -10,6 +10,7 @@
 
 #include "ir/error.h"
 #include "ops/common.h"
+#include "ops/data_movement.h"
 #include "ops/operands.h"
 #include "ops/registry.h"
 #include "runtime/cuda/conv_plan.h"
@@ -130,17 +131,7 @@ bool is_index_map_op(const ir::Node& node) {
 
 /// Ops that only relabel their input's dims: the output shares the input's buffer.
 bool is_alias_op(const ir::Node& node, DataType in, DataType out) {
-  switch (node.op) {
-    case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
-    case OpKind::kIdentity:
-      return true;
-    case OpKind::kDropout:
-      return node.outputs.size() == 1;
-    case OpKind::kCast:
-      return in == out;
-    default:
-      return false;
-  }
+  return ops::aliases_input(node) || (node.op == OpKind::kCast && in == out);
 }
 
 /// A run-time input filled with its own element indices, for computing index maps.
