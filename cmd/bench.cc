@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,16 +55,36 @@ void print_ratio(const std::vector<profile::Timing>& timings) {
   }
 }
 
-/// The size each model's symbolic input dims were timed at (empty for a model without any, or
-/// one graphsub cannot read though onnxruntime ran it).
-std::vector<pipeline::InputSizes> sizes_timed(const BenchOptions& options) {
-  std::vector<pipeline::InputSizes> sizes;
+/// The models as graphsub reads them, for the sizes their symbolic input dims are timed at
+/// (nullopt for a model graphsub cannot read though onnxruntime may run it). Warns about a --dim
+/// that none of them names.
+std::vector<std::optional<ir::Graph>> read_models(const BenchOptions& options) {
+  std::vector<std::optional<ir::Graph>> graphs;
+  std::vector<const ir::Graph*> read;
+  std::vector<std::string> paths;
   for (const std::string& path : options.models) {
     try {
-      sizes.push_back(pipeline::input_sizes(onnx_io::import_model(path), parse_dims(options.dims)));
+      graphs.emplace_back(onnx_io::import_model(path));
     } catch (const Error&) {
-      sizes.emplace_back();
+      graphs.emplace_back();
     }
+  }
+  for (std::size_t i = 0; i < graphs.size(); ++i) {
+    if (!graphs[i]) continue;
+    read.push_back(&*graphs[i]);
+    paths.push_back(options.models[i]);
+  }
+  if (!read.empty()) pipeline::warn_unnamed_dims(read, paths, parse_dims(options.dims));
+  return graphs;
+}
+
+/// The size each model's symbolic input dims were timed at (empty for a model without any, or
+/// one graphsub cannot read).
+std::vector<pipeline::InputSizes> sizes_timed(const BenchOptions& options,
+                                              const std::vector<std::optional<ir::Graph>>& graphs) {
+  std::vector<pipeline::InputSizes> sizes;
+  for (const std::optional<ir::Graph>& graph : graphs) {
+    sizes.push_back(graph ? pipeline::input_sizes(*graph, parse_dims(options.dims)) : pipeline::InputSizes{});
   }
   return sizes;
 }
@@ -168,6 +189,7 @@ void run_bench_cuda(const BenchOptions& options) {
     graphs.push_back(onnx_io::import_model(path));
     pointers.push_back(&graphs.back());
   }
+  pipeline::warn_unnamed_dims(pointers, options.models, parse_dims(options.dims));
   const std::vector<profile::Timing> timings = profiler.time_graphs(pointers, parse_dims(options.dims), options.limits);
   std::printf("cuda on %s (%s): graphsub's CUDA executor, fp32, CUDA events; %d warm-up runs%s\n",
               profiler.header().device.c_str(), cost::describe(profiler.header()).c_str(), options.limits.warmup,
@@ -203,6 +225,7 @@ void run_bench_cuda(const BenchOptions& options) {
 void run_bench(const BenchOptions& options) {
   if (options.models.size() > 2) throw Error("bench takes one model, or two to compare");
   if (options.target == "cuda") return run_bench_cuda(options);
+  const std::vector<std::optional<ir::Graph>> graphs = read_models(options);
   profile::OrtWorker worker;
   std::vector<profile::Timing> timings;
   try {
@@ -210,14 +233,13 @@ void run_bench(const BenchOptions& options) {
   } catch (const Error& failure) {
     // The model that failed is named in the message: the sizes its symbolic dims ran with, and
     // what to give, from its graph.
-    for (const std::string& path : options.models) {
-      if (std::string(failure.what()).find("'" + path + "'") == std::string::npos) continue;
-      throw Error(failure.what() + pipeline::sizes_hint(onnx_io::import_model(path), parse_dims(options.dims),
-                                                        failure.what()));
+    for (std::size_t i = 0; i < options.models.size(); ++i) {
+      if (!graphs[i] || std::string(failure.what()).find("'" + options.models[i] + "'") == std::string::npos) continue;
+      throw Error(failure.what() + pipeline::sizes_hint(*graphs[i], parse_dims(options.dims), failure.what()));
     }
     throw;
   }
-  const std::vector<pipeline::InputSizes> sizes = sizes_timed(options);
+  const std::vector<pipeline::InputSizes> sizes = sizes_timed(options, graphs);
   print(options, worker.info(), timings, sizes);
   std::vector<profile::OpTimes> by_op;
   if (options.by_op) {

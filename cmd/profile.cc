@@ -27,6 +27,7 @@ struct ProfileOptions {
 void profile_model(const std::string& path, pipeline::Target& target) {
   pipeline::Measurer& measurer = *target.measurer;
   const ir::Graph graph = onnx_io::fold_weight_nodes(onnx_io::import_model(path));
+  pipeline::warn_unnamed_dims({&graph}, {path}, measurer.sizes());
   cost::CachedModel model(measurer.cache(), measurer.backend(), cost::device_by_name(target.spec.device),
                           measurer.sizes());
   model.graph_cost(graph);

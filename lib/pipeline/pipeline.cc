@@ -322,6 +322,26 @@ InputSizes input_sizes(const ir::Graph& graph, const std::map<std::string, int64
   return taken;
 }
 
+std::vector<std::string> warn_unnamed_dims(const std::vector<const ir::Graph*>& graphs,
+                                           const std::vector<std::string>& paths,
+                                           const std::map<std::string, int64_t>& dims) {
+  std::vector<std::string> named;
+  for (const ir::Graph* graph : graphs) {
+    for (const std::string& symbol : input_symbols(*graph)) {
+      if (std::find(named.begin(), named.end(), symbol) == named.end()) named.push_back(symbol);
+    }
+  }
+  std::vector<std::string> unnamed;
+  for (const auto& [symbol, size] : dims) {
+    if (std::find(named.begin(), named.end(), symbol) != named.end()) continue;
+    unnamed.push_back(symbol);
+    logger("cli")->warn("--dim {}={} names no symbolic dim of the inputs of {} ({}): ignored", symbol, size,
+                        fmt::join(paths, " or "),
+                        named.empty() ? "they have none" : fmt::format("they have {}", fmt::join(named, ", ")));
+  }
+  return unnamed;
+}
+
 std::string sizes_hint(const ir::Graph& graph, const std::map<std::string, int64_t>& sizes, const std::string& error) {
   const std::string at = input_sizes_text(graph, sizes);
   // A model the runtime cannot load (an operator it lacks) fails at every size, and one that
@@ -379,6 +399,7 @@ class Run {
     timer_.start();
     original_ = onnx_io::import_model(request_.input, {}, &import_stats_);
     timer_.stop("import");
+    warn_unnamed_dims({&original_}, {request_.input}, request_.check.dims);
     if (!request_.input_shapes.empty()) {
       request_.check.dims = sizes_of_input_shapes(original_, request_.input_shapes, request_.check.dims);
       request_.target.sizes = request_.check.dims;
@@ -499,7 +520,7 @@ class Run {
     outcome_.summary = request_.output + ": " + changes(result.steps.size()) + "; " +
                        format("estimated %.4g ms -> %.4g ms", result.initial_cost.time_ms, result.best_cost.time_ms) +
                        " on " + target_.spec.name + " (an estimate, not measured)";
-    if (alike) outcome_.summary += "; written, that is the input: it is kept";
+    if (alike) outcome_.summary += "; written as ONNX that is the input again (e.g. a fused activation is written as its own node), so the input is kept";
     return unchanged || alike ? original_ : result.best;
   }
 

@@ -63,6 +63,14 @@ using InputSizes = std::vector<std::pair<std::string, int64_t>>;
 /// order the inputs name them: what a measured target or `bench` times the model at.
 InputSizes input_sizes(const ir::Graph& graph, const std::map<std::string, int64_t>& sizes);
 
+/// Warns ("--dim seq=32 names no symbolic dim of the inputs of model.onnx (they have batch,
+/// sequence): ignored") for each size of `dims` that no input dim of any of `graphs` is named by;
+/// the graphs' names are `paths`. A warning, not an error: a pipeline may pass the same --dim to
+/// models that have the dim and models that do not. The dims that do not name one, in order.
+std::vector<std::string> warn_unnamed_dims(const std::vector<const ir::Graph*>& graphs,
+                                           const std::vector<std::string>& paths,
+                                           const std::map<std::string, int64_t>& dims);
+
 /// "batch=1, sequence=32": sizes as input_sizes gives them, for a line a person reads.
 std::string sizes_text(const InputSizes& sizes);
 

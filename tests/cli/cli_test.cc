@@ -595,6 +595,18 @@ TEST_CASE("the measured target says at which sizes it timed the symbolic dims, a
   REQUIRE(estimated.status == 0);
   CHECK(estimated.err.find("measuring at") == std::string::npos);
   CHECK_FALSE(nlohmann::json::parse(read_file(report))["target"].contains("measured_at"));
+
+  // A size of a dim the inputs do not name (a typo: n for N) is ignored with a warning, by
+  // optimize and by bench (which times N at 1).
+  fs::remove(out);
+  Run typo = graphsub("optimize " + model("small_cnn.onnx") + " -o " + out.string() + " --target cpu --dim n=4");
+  REQUIRE(typo.status == 0);
+  CHECK(typo.err.find("--dim n=4 names no symbolic dim of the inputs of " + model("small_cnn.onnx") +
+                      " (they have N): ignored") != std::string::npos);
+  Run timed = graphsub("bench " + model("small_cnn.onnx") + " --runs 3 --max-seconds 1 --dim n=4");
+  REQUIRE(timed.status == 0);
+  CHECK(timed.err.find("--dim n=4 names no symbolic dim") != std::string::npos);
+  CHECK(timed.out.find("at N=1") != std::string::npos);
 }
 
 TEST_CASE("input shapes (--input-shape NAME:D1,...) size symbolic dims and are checked", "[cli]") {
