@@ -402,7 +402,7 @@ TEST_CASE("cost caches: a foreign one is refused, a pinned one is used as it is"
   CHECK(broken.err.find("corrupt.json") != std::string::npos);
 }
 
-TEST_CASE("a measured target whose runtime is missing is an error; the default falls back", "[cli]") {
+TEST_CASE("a measured target whose runtime is missing is an error, the default falls back", "[cli]") {
   const Scratch scratch("no_runtime");
   const fs::path out = scratch.path() / "out.onnx";
   const std::string base = "optimize " + model("small_cnn.onnx") + " -o " + out.string();

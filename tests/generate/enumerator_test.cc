@@ -86,7 +86,7 @@ TEST_CASE("the field adds, multiplies and reduces residues as division does, for
   }
 }
 
-TEST_CASE("pooling and convolution are linear in the integer kernels; enlarge keeps a 1x1 conv", "[generate]") {
+TEST_CASE("pooling and convolution are linear in the integer kernels, enlarge keeps a 1x1 conv", "[generate]") {
   const Universe universe = only({"conv.avgpool3", "conv.add", "conv.conv", "conv.enlarge3"});
   EnumerateOptions options;
   options.max_ops = 3;

@@ -210,7 +210,7 @@ TEST_CASE("candidates timed together are compared with each other where asked, o
                                           "onnxruntime-cpu") == nullptr);
 }
 
-TEST_CASE("a pair timed again goes on from the runs this run made of it; the cache read back uncounted", "[pipeline]") {
+TEST_CASE("a pair timed again goes on from the runs this run made of it, the cache read back uncounted", "[pipeline]") {
   // The guard's "again" timing of a gain within the noise: the first timing's runs count and are
   // pooled into the second comparison (the table profiler times three runs per request).
   TableProfiler* table = nullptr;

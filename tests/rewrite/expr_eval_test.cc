@@ -116,7 +116,7 @@ TEST_CASE("failures are errors, never exceptions") {
   CHECK(b.text("1 ++ [2]") == "error: '++' needs two lists");
 }
 
-TEST_CASE("two dims of one symbol are equal; other symbolic dims compare as unknown") {
+TEST_CASE("two dims of one symbol are equal, other symbolic dims compare as unknown") {
   const Bound b;
   CHECK(b.text("shape(n)[0] == shape(n2)[0]") == "1");
   CHECK(b.text("shape(n)[-2] == shape(n2)[0]") == "1");

@@ -147,7 +147,7 @@ TEST_CASE("matches come in anchor order and matching never changes the graph") {
   CHECK(g.graph.node_ids() == ids);
 }
 
-TEST_CASE("pattern inputs may share a graph value; a value the match produces has one name") {
+TEST_CASE("pattern inputs may share a graph value, a value the match produces has one name") {
   // Two pattern inputs naming one value: a proved rule holds for equal inputs too.
   const rules::Rule rule = parse_rule(testing::kMergeMatMuls);
   ir::Graph graph;

@@ -111,7 +111,7 @@ TEST_CASE("a rewrite that would create a cycle is rejected (TASO Fig. 6)") {
   }
 }
 
-TEST_CASE("two convs with equal parameters merge; the variables and @y1 carry their parameters") {
+TEST_CASE("two convs with equal parameters merge, the variables and @y1 carry their parameters") {
   const rules::Rule rule = parse_rule(testing::kMergeConvs);
   const ir::Graph graph = testing::two_convs({2, 2}, {2, 2});
   const std::vector<Match> matches = Matcher::find(graph, rule);

@@ -40,7 +40,7 @@ const Rule& rule_named(const std::string& name) {
   return *it;
 }
 
-TEST_CASE("127 of TASO's 133 rules load; the 6 with disconnected sources are skipped", "[rules]") {
+TEST_CASE("127 of TASO's 133 rules load, the 6 with disconnected sources are skipped", "[rules]") {
   CHECK(taso().rules.size() == 127);
   REQUIRE(taso().skipped.size() == 6);
   for (const std::string& reason : taso().skipped) {

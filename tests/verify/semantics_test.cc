@@ -454,7 +454,7 @@ TEST_CASE("data movement matches the reference kernels", "[verify]") {
   check_matches_kernel(ir::OpKind::kIdentity, {}, {m});
 }
 
-TEST_CASE("nearest Resize moves elements as its kernel does; interpolation has no semantics", "[verify]") {
+TEST_CASE("nearest Resize moves elements as its kernel does, interpolation has no semantics", "[verify]") {
   const ir::Tensor s = testing::random_tensor({1, 2, 1, 2}, 66);
   for (const char* transform : {"asymmetric", "half_pixel"}) {
     const ir::Attributes nearest = attrs_of({{"scales", std::vector<float>{1, 1, 3, 2}},
