@@ -64,12 +64,20 @@ void OrtWorker::start() {
   }
 }
 
-std::string OrtWorker::request(const std::string& line, double timeout_s) {
+std::string OrtWorker::request(const std::string& line, double timeout_s, int threads) {
   if (!process_->running()) {
     start();
     ++restarts_;
+    threads_ = 0;
     logger("profile")->warn("the onnxruntime worker had ended (see the error before this); started another");
+  } else if (threads_ != 0 && threads_ != threads) {
+    // Its sessions share one thread pool of the size it was first asked for (ort_worker.py,
+    // "Threads"), which onnxruntime cannot change in a running process.
+    logger("profile")->debug("onnxruntime worker: {} threads after {}, starting a new one", threads, threads_);
+    process_.reset();
+    start();
   }
+  threads_ = threads;
   process_->write_line(line);
   return process_->read_line(timeout_s);
 }
@@ -87,7 +95,7 @@ std::vector<Timing> OrtWorker::time_files(const std::vector<std::string>& paths,
                     {"paired", limits.paired}, {"sessions", limits.sessions},
                     {"decide_at", limits.decide_at}};
   if (!prior_ms.empty()) ask["prior_ms"] = prior_ms;
-  const Json answer = parse_answer(request(ask.dump(), limits.max_seconds + kSessionSeconds));
+  const Json answer = parse_answer(request(ask.dump(), limits.max_seconds + kSessionSeconds, settings.threads));
   std::vector<Timing> timings;
   for (const Json& samples : answer.at("samples_ms")) timings.push_back(summarize(samples.get<std::vector<double>>()));
   if (timings.size() != paths.size()) throw Error("the onnxruntime worker timed the wrong number of models");
@@ -104,7 +112,7 @@ std::vector<OutputComparison> OrtWorker::compare_files(const std::string& refere
               {"atol", atol}, {"rtol", rtol}};
   if (!reference_level.empty()) ask["reference_level"] = reference_level;
   if (!variation_level.empty()) ask["variation_level"] = variation_level;
-  const Json answer = parse_answer(request(ask.dump(), kSessionSeconds * 3 + 90.0 * samples));
+  const Json answer = parse_answer(request(ask.dump(), kSessionSeconds * 3 + 90.0 * samples, settings.threads));
   std::vector<OutputComparison> outputs;
   for (const Json& output : answer.at("outputs")) {
     OutputComparison& compared = outputs.emplace_back();
@@ -122,7 +130,7 @@ Observed OrtWorker::observe_file(const std::string& path, const OrtSettings& set
                                  int64_t max_elements, uint32_t seed) {
   const Json ask = {{"cmd", "observe"}, {"models", {path}}, {"threads", settings.threads}, {"level", settings.level},
                     {"dims", sizes},    {"seed", seed},     {"max_elements", max_elements}};
-  const Json answer = parse_answer(request(ask.dump(), kSessionSeconds));
+  const Json answer = parse_answer(request(ask.dump(), kSessionSeconds, settings.threads));
   Observed outputs;
   for (const Json& value : answer.at("values")) {
     ObservedValue& output = outputs[value.at("name").get<std::string>()];
@@ -137,7 +145,7 @@ std::vector<OpTimes> OrtWorker::profile_files(const std::vector<std::string>& pa
   const Json ask = {{"cmd", "profile"},         {"models", paths}, {"threads", settings.threads},
                     {"level", settings.level}, {"dims", sizes},   {"seed", seed},
                     {"warmup", warmup},        {"runs", runs}};
-  const Json answer = parse_answer(request(ask.dump(), kSessionSeconds * static_cast<double>(paths.size() + 1)));
+  const Json answer = parse_answer(request(ask.dump(), kSessionSeconds * static_cast<double>(paths.size() + 1), settings.threads));
   std::vector<OpTimes> result;
   for (const Json& model : answer.at("by_op")) {
     OpTimes times;

@@ -122,12 +122,16 @@ class OrtWorker {
  private:
   /// Starts a worker process and asks what it runs.
   void start();
-  std::string request(const std::string& line, double timeout_s);
+  /// Sends one request of sessions of `threads` intra-op threads and reads its answer: in a new
+  /// worker when this one ended, or when it served another thread count (its sessions share one
+  /// thread pool, made once per process).
+  std::string request(const std::string& line, double timeout_s, int threads);
 
   std::string python_;
   std::unique_ptr<Subprocess> process_;
   OrtInfo info_;
   int restarts_ = 0;
+  int threads_ = 0;  ///< The thread count the running worker serves (0: none asked yet).
 };
 
 }  // namespace graphsub::profile

@@ -53,6 +53,15 @@ the floating-point operations of one run, from the shapes the profiler records (
 elements x the reduced length; 0 for other types). Profiling adds its own cost, so these sessions
 are not the timed ones.
 
+Threads: with "threads" > 1, every session runs on one intra-op thread pool of that many threads,
+made before the worker's first session (onnxruntime's global thread pool; a request for another
+count after it is refused, and graphsub starts a new worker when the count changes). With a pool
+per session, the idle sessions of an alternated comparison keep their pool's threads spinning for
+20-50 ms after each run (onnxruntime's default), against the session being timed: on a 2-core VM
+at 2 threads, ShuffleNet-v2 timed 3.5 ms alone and 8 ms alternated with a second session, its
+run-by-run ratios spreading 50 %. On one shared pool, a session alternated with others times as
+it does alone, with the spinning a user's session has between its runs.
+
 The models are timed alternately: each round runs every model once, in reverse order every other
 round (A B B A ...), so a drift of the machine's speed falls on all of them alike. With
 "sessions": N > 1 (made even), the rounds are spread over blocks of fresh sessions, every other
@@ -131,12 +140,37 @@ def session(path, request):
 
 
 def new_session(path, request):
-    return ort.InferenceSession(path, session_options(request), providers=["CPUExecutionProvider"])
+    options = session_options(request)
+    POOL["sessions_made"] = True
+    return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+
+
+# The one intra-op thread pool every session of more than one thread shares (its size, once
+# made), and whether a session was made (after which onnxruntime's environment exists and no
+# shared pool can be made). See the module's doc, "Threads".
+POOL = {"threads": 0, "sessions_made": False}
+
+
+def shares_pool(threads):
+    """Whether a session of `threads` intra-op threads runs on the shared pool: made here before
+    the first session, when that one asks for more than one thread. Once made, onnxruntime runs
+    every session on it, so another count is an error (graphsub starts a new worker for it)."""
+    if POOL["threads"] == 0 and threads > 1 and not POOL["sessions_made"]:
+        ort.capi._pybind_state.set_global_thread_pool_sizes(threads, 1)
+        POOL["threads"] = threads
+    if POOL["threads"] not in (0, threads):
+        raise RuntimeError(f"this worker's sessions share a pool of {POOL['threads']} threads; "
+                           f"{threads} threads need a new worker")
+    return POOL["threads"] == threads
 
 
 def session_options(request):
     options = ort.SessionOptions()
-    options.intra_op_num_threads = int(request["threads"])
+    threads = int(request["threads"])
+    if shares_pool(threads):
+        options.use_per_session_threads = False
+    else:
+        options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = LEVELS[request["level"]]
@@ -375,6 +409,7 @@ def profile_model(path, request, feed):
         options = session_options(request)
         options.enable_profiling = True
         options.profile_file_prefix = os.path.join(folder, "profile")
+        POOL["sessions_made"] = True
         try:
             sess = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
         except Exception as error:
@@ -520,6 +555,11 @@ def answer(request):
 
 
 def main():
+    # Answers go to the real stdout, and anything else printed to sys.stdout (onnxruntime's Python
+    # prints its "EP Error" banner there when a session fails) to stderr: one stray line would
+    # break the protocol.
+    answers = sys.stdout
+    sys.stdout = sys.stderr
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -527,8 +567,8 @@ def main():
             reply = answer(json.loads(line))
         except Exception as error:  # every failure goes back to graphsub as one message
             reply = {"ok": False, "error": " ".join(str(error).split()) or type(error).__name__}
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
+        answers.write(json.dumps(reply) + "\n")
+        answers.flush()
 
 
 if __name__ == "__main__":

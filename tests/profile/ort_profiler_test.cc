@@ -50,6 +50,25 @@ TEST_CASE("model files are timed alternately until the limits", "[profile]") {
   }
 }
 
+TEST_CASE("at more than one thread the timed sessions share one pool, and another count gets its own", "[profile]") {
+  // A fresh worker: its first session makes the shared pool (ort_worker.py, "Threads").
+  profile::OrtWorker worker;
+  profile::TimingLimits limits;
+  limits.min_runs = 4;
+  limits.max_runs = 4;
+  profile::OrtSettings settings;
+  for (int threads : {2, 3}) {
+    settings.threads = threads;
+    const auto timings = worker.time_files({model_path("small_cnn.onnx"), model_path("small_cnn.onnx")}, settings,
+                                           {{"N", 2}}, limits);
+    REQUIRE(timings.size() == 2);
+    for (const profile::Timing& timing : timings) {
+      CHECK(timing.runs == 4);
+      CHECK(timing.median_ms > 0);
+    }
+  }
+}
+
 TEST_CASE("a comparison is spread over blocks of fresh sessions before it may stop", "[profile]") {
   profile::OrtWorker worker;
   profile::TimingLimits limits;
@@ -183,7 +202,7 @@ TEST_CASE("without onnxruntime the worker does not start, and says why", "[profi
   CHECK_THROWS_WITH(profile::OrtWorker("false"), Catch::StartsWith("onnxruntime is not available"));
 }
 
-TEST_CASE("graphs are exported and timed; a node is timed alone", "[profile]") {
+TEST_CASE("graphs are exported and timed, a node is timed alone", "[profile]") {
   const ir::Graph graph = onnx_io::import_model(model_path("small_cnn.onnx"));
   const auto timings = profiler().time_graphs({&graph, &graph}, {{"N", 1}}, profile::TimingLimits{});
   REQUIRE(timings.size() == 2);

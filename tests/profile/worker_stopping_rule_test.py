@@ -3,7 +3,8 @@
 synthetic run times: decided comparisons stop, and so does one that the runs left before the
 limits cannot turn into a gain; one that still can goes on. On fake sessions with a fake clock:
 a settled candidate leaves the rounds and the later blocks, and a large model's warm-up stops at
-"warmup_seconds"; a timing goes on from prior runs. The timing inputs' cache. Run by ctest; exits 1 on a failure."""
+"warmup_seconds"; a timing goes on from prior runs. The timing inputs' cache. Which sessions share
+one thread pool. Run by ctest; exits 1 on a failure."""
 import importlib.util
 import math
 import sys
@@ -166,7 +167,26 @@ cache.feeds(InputSession(Input("z", [5])), request)
 cache.feeds(InputSession(Input("w", [6])), request)
 expect("the oldest dropped beyond the capacity", cache.feeds(a, request)["x"] is first["x"], False)
 
-CHECKS = 20
+# Threads: sessions of more than one thread share one pool, made before the first session, of the
+# first such request's size; another count after it is refused (graphsub starts a new worker). (This
+# script makes no real session, so the pool can still be made here.)
+expect("one thread: a pool per session", worker.shares_pool(1), False)
+expect("two threads before any session: the shared pool", worker.shares_pool(2), True)
+expect("two threads again: the same pool", worker.shares_pool(2), True)
+options = worker.session_options({"threads": 2, "level": "all"})
+expect("a shared-pool session has no threads of its own", options.use_per_session_threads, False)
+for other in (1, 3):
+    try:
+        worker.shares_pool(other)
+        expect(f"{other} threads once the pool has 2: refused", "served", "refused")
+    except RuntimeError as error:
+        expect(f"{other} threads once the pool has 2: refused", "need a new worker" in str(error), True)
+fresh_worker = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(fresh_worker)
+fresh_worker.POOL["sessions_made"] = True
+expect("no shared pool once a session was made", fresh_worker.shares_pool(2), False)
+
+CHECKS = 27
 for failure in failures:
     print("FAILED:", failure)
 print(f"{CHECKS - len(failures)} of {CHECKS} checks passed")
