@@ -520,7 +520,10 @@ class Run {
     outcome_.summary = request_.output + ": " + changes(result.steps.size()) + "; " +
                        format("estimated %.4g ms -> %.4g ms", result.initial_cost.time_ms, result.best_cost.time_ms) +
                        " on " + target_.spec.name + " (an estimate, not measured)";
-    if (alike) outcome_.summary += "; written as ONNX that is the input again (e.g. a fused activation is written as its own node), so the input is kept";
+    if (alike) {
+      outcome_.summary += "; written as ONNX that is the input again (e.g. a fused activation is written as its own "
+                          "node), so the input is kept";
+    }
     return unchanged || alike ? original_ : result.best;
   }
 

@@ -145,7 +145,8 @@ std::vector<OpTimes> OrtWorker::profile_files(const std::vector<std::string>& pa
   const Json ask = {{"cmd", "profile"},         {"models", paths}, {"threads", settings.threads},
                     {"level", settings.level}, {"dims", sizes},   {"seed", seed},
                     {"warmup", warmup},        {"runs", runs}};
-  const Json answer = parse_answer(request(ask.dump(), kSessionSeconds * static_cast<double>(paths.size() + 1), settings.threads));
+  const Json answer =
+      parse_answer(request(ask.dump(), kSessionSeconds * static_cast<double>(paths.size() + 1), settings.threads));
   std::vector<OpTimes> result;
   for (const Json& model : answer.at("by_op")) {
     OpTimes times;
