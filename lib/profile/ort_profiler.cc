@@ -40,12 +40,18 @@ TempDir::~TempDir() {
 }
 
 cost::CacheHeader ort_header(const OrtInfo& info, const OrtSettings& settings) {
-  return cost::CacheHeader{"onnxruntime-cpu",
+  cost::CacheHeader header{"onnxruntime-cpu",
                            info.cpu,
                            "",
                            {{"onnxruntime", info.onnxruntime}},
                            {{"graph_optimization_level", settings.level},
                             {"intra_op_threads", std::to_string(settings.threads)}}};
+  // At more than one thread the worker's sessions share one thread pool (ort_worker.py,
+  // "Threads"). Caches timed before that, with a pool per session, hold times disturbed by the
+  // other sessions' spinning threads: without this entry their header differs, so they are
+  // refused or measured again, never mixed in.
+  if (settings.threads > 1) header.settings["intra_op_thread_pool"] = "shared";
+  return header;
 }
 
 OrtProfiler::OrtProfiler(OrtSettings settings, const std::string& python)

@@ -32,6 +32,12 @@ TEST_CASE("the worker names onnxruntime's version and the CPU", "[profile]") {
   CHECK(!header.libraries.at("onnxruntime").empty());
   CHECK(header.settings.at("intra_op_threads") == "1");
   CHECK(header.settings.at("graph_optimization_level") == "all");
+  CHECK(header.settings.count("intra_op_thread_pool") == 0);
+  // At more than one thread the header says the sessions share one pool, so that a cache timed
+  // with a pool per session (before 2026-12-06) is not taken for one of these.
+  const profile::OrtProfiler two_threads(profile::OrtSettings{2, "all"});
+  CHECK(two_threads.header().settings.at("intra_op_threads") == "2");
+  CHECK(two_threads.header().settings.at("intra_op_thread_pool") == "shared");
 }
 
 TEST_CASE("model files are timed alternately until the limits", "[profile]") {
