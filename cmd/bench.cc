@@ -91,9 +91,10 @@ std::vector<pipeline::InputSizes> sizes_timed(const BenchOptions& options,
 
 void print(const BenchOptions& options, const profile::OrtInfo& info, const std::vector<profile::Timing>& timings,
            const std::vector<pipeline::InputSizes>& sizes) {
-  std::printf("onnxruntime %s on %s: %d intra-op thread(s), graph optimization level %s; %d warm-up runs%s; "
+  std::printf("onnxruntime %s on %s: %d intra-op thread(s)%s, graph optimization level %s; %d warm-up runs%s; "
               "%d block(s) of fresh sessions\n",
-              info.onnxruntime.c_str(), info.cpu.c_str(), options.ort.threads, options.ort.level.c_str(),
+              info.onnxruntime.c_str(), info.cpu.c_str(), options.ort.threads,
+              options.ort.threads > 1 ? " (one pool shared by the sessions)" : "", options.ort.level.c_str(),
               options.limits.warmup, timings.size() > 1 ? ", models alternated run by run" : "",
               options.limits.sessions);
   for (std::size_t i = 0; i < timings.size(); ++i) {
