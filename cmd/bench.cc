@@ -58,7 +58,8 @@ void print_ratio(const std::vector<profile::Timing>& timings) {
 /// The models as graphsub reads them, for the sizes their symbolic input dims are timed at
 /// (nullopt for a model graphsub cannot read though onnxruntime may run it). Warns about a --dim
 /// that none of them names.
-std::vector<std::optional<ir::Graph>> read_models(const BenchOptions& options) {
+std::vector<std::optional<ir::Graph>> read_models(const BenchOptions& options,
+                                                  const std::map<std::string, int64_t>& dims) {
   std::vector<std::optional<ir::Graph>> graphs;
   std::vector<const ir::Graph*> read;
   std::vector<std::string> paths;
@@ -74,17 +75,17 @@ std::vector<std::optional<ir::Graph>> read_models(const BenchOptions& options) {
     read.push_back(&*graphs[i]);
     paths.push_back(options.models[i]);
   }
-  if (!read.empty()) pipeline::warn_unnamed_dims(read, paths, parse_dims(options.dims));
+  if (!read.empty()) pipeline::warn_unnamed_dims(read, paths, dims);
   return graphs;
 }
 
 /// The size each model's symbolic input dims were timed at (empty for a model without any, or
 /// one graphsub cannot read).
-std::vector<pipeline::InputSizes> sizes_timed(const BenchOptions& options,
-                                              const std::vector<std::optional<ir::Graph>>& graphs) {
+std::vector<pipeline::InputSizes> sizes_timed(const std::vector<std::optional<ir::Graph>>& graphs,
+                                              const std::map<std::string, int64_t>& dims) {
   std::vector<pipeline::InputSizes> sizes;
   for (const std::optional<ir::Graph>& graph : graphs) {
-    sizes.push_back(graph ? pipeline::input_sizes(*graph, parse_dims(options.dims)) : pipeline::InputSizes{});
+    sizes.push_back(graph ? pipeline::input_sizes(*graph, dims) : pipeline::InputSizes{});
   }
   return sizes;
 }
@@ -190,13 +191,14 @@ void run_bench_cuda(const BenchOptions& options) {
     graphs.push_back(onnx_io::import_model(path));
     pointers.push_back(&graphs.back());
   }
-  pipeline::warn_unnamed_dims(pointers, options.models, parse_dims(options.dims));
-  const std::vector<profile::Timing> timings = profiler.time_graphs(pointers, parse_dims(options.dims), options.limits);
+  const std::map<std::string, int64_t> dims = parse_dims(options.dims);
+  pipeline::warn_unnamed_dims(pointers, options.models, dims);
+  const std::vector<profile::Timing> timings = profiler.time_graphs(pointers, dims, options.limits);
   std::printf("cuda on %s (%s): graphsub's CUDA executor, fp32, CUDA events; %d warm-up runs%s\n",
               profiler.header().device.c_str(), cost::describe(profiler.header()).c_str(), options.limits.warmup,
               timings.size() > 1 ? ", models alternated run by run" : "");
   std::vector<pipeline::InputSizes> sizes;
-  for (const ir::Graph& graph : graphs) sizes.push_back(pipeline::input_sizes(graph, parse_dims(options.dims)));
+  for (const ir::Graph& graph : graphs) sizes.push_back(pipeline::input_sizes(graph, dims));
   for (std::size_t i = 0; i < timings.size(); ++i) {
     const profile::Timing& t = timings[i];
     const std::string at = pipeline::sizes_text(sizes[i]);
@@ -226,25 +228,26 @@ void run_bench_cuda(const BenchOptions& options) {
 void run_bench(const BenchOptions& options) {
   if (options.models.size() > 2) throw Error("bench takes one model, or two to compare");
   if (options.target == "cuda") return run_bench_cuda(options);
-  const std::vector<std::optional<ir::Graph>> graphs = read_models(options);
+  const std::map<std::string, int64_t> dims = parse_dims(options.dims);
+  const std::vector<std::optional<ir::Graph>> graphs = read_models(options, dims);
   profile::OrtWorker worker;
   std::vector<profile::Timing> timings;
   try {
-    timings = worker.time_files(options.models, options.ort, parse_dims(options.dims), options.limits, options.seed);
+    timings = worker.time_files(options.models, options.ort, dims, options.limits, options.seed);
   } catch (const Error& failure) {
     // The model that failed is named in the message: the sizes its symbolic dims ran with, and
     // what to give, from its graph.
     for (std::size_t i = 0; i < options.models.size(); ++i) {
       if (!graphs[i] || std::string(failure.what()).find("'" + options.models[i] + "'") == std::string::npos) continue;
-      throw Error(failure.what() + pipeline::sizes_hint(*graphs[i], parse_dims(options.dims), failure.what()));
+      throw Error(failure.what() + pipeline::sizes_hint(*graphs[i], dims, failure.what()));
     }
     throw;
   }
-  const std::vector<pipeline::InputSizes> sizes = sizes_timed(options, graphs);
+  const std::vector<pipeline::InputSizes> sizes = sizes_timed(graphs, dims);
   print(options, worker.info(), timings, sizes);
   std::vector<profile::OpTimes> by_op;
   if (options.by_op) {
-    by_op = worker.profile_files(options.models, options.ort, parse_dims(options.dims), options.limits.warmup,
+    by_op = worker.profile_files(options.models, options.ort, dims, options.limits.warmup,
                                  options.limits.min_runs, options.seed);
     print_by_op(options, by_op);
   }

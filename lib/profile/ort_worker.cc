@@ -73,8 +73,8 @@ std::string OrtWorker::request(const std::string& line, double timeout_s, int th
   } else if (threads_ != 0 && threads_ != threads) {
     // Its sessions share one thread pool of the size it was first asked for (ort_worker.py,
     // "Threads"), which onnxruntime cannot change in a running process.
+    // (start() replaces the process, so a start that fails leaves the old one, not none.)
     logger("profile")->debug("onnxruntime worker: {} threads after {}, starting a new one", threads, threads_);
-    process_.reset();
     start();
   }
   threads_ = threads;
