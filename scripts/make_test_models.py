@@ -381,6 +381,20 @@ def sparse_initializer():
     save(model_of(graph, (("", OPSET), ("com.example", 1))), "sparse_initializer.onnx")
 
 
+def sparse_weight():
+    """y = Relu(MatMul(x, w)) where w is a 4 x 3 sparse initializer with three non-zeros. ONNX's
+    shape inference types a sparse initializer as a sparse tensor, which MatMul refuses; the IR
+    spec and onnxruntime read it as the dense tensor it stores."""
+    values = numpy_helper.from_array(np.array([2.0, -1.0, 0.5], dtype=np.float32), "w")
+    indices = numpy_helper.from_array(np.array([0, 4, 11], dtype=np.int64), "w_indices")
+    sparse = helper.make_sparse_tensor(values, indices, [4, 3])
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="matmul"),
+             helper.make_node("Relu", ["m"], ["y"], name="relu")]
+    graph = helper.make_graph(nodes, "sparse_weight", [tensor_info("x", [2, 4])], [tensor_info("y", [2, 3])])
+    graph.sparse_initializer.extend([sparse])
+    save(model_of(graph), "sparse_weight.onnx")
+
+
 def if_outer_scope():
     """y = If(cond) whose branches read r = Relu(x) from the enclosing graph (an implicit input)."""
     then_branch = helper.make_graph(
@@ -424,7 +438,8 @@ def typed_tensors():
 def main():
     os.makedirs(MODELS, exist_ok=True)
     for build in (cycle, shape_mismatch, symbolic_dims, unsorted_nodes, constants, fold_transpose,
-                  external_data, custom_op, cumulative_sum, input_default, sparse_initializer, if_outer_scope,
+                  external_data, custom_op, cumulative_sum, input_default, sparse_initializer, sparse_weight,
+                  if_outer_scope,
                   typed_tensors, channel_shuffle, conv_relu, squeeze_excitation, squeeze_excitation_transposed,
                   class_token_head, window_attention, data_shaped_rows, traced_size, near_ties):
         build()

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <system_error>
 
@@ -241,6 +242,27 @@ bool only_opaque_ops_fail(const std::string& message) {
 
 }  // namespace
 
+/// Declares each sparse initializer of the copy's main graph as a dense graph input of its type, and
+/// drops it from the copy. ONNX's inference types a sparse initializer as a sparse tensor, which no
+/// operator that reads one accepts (MatMul: "Input tensors of wrong rank (0)"), while the IR spec
+/// makes it an initializer stored sparsely, and runtimes (onnxruntime) read it as the dense tensor
+/// it stands for; graphsub does too (tensor_from_sparse). Only the copy changes.
+void declare_sparse_initializers_dense(onnx::ModelProto& copy) {
+  onnx::GraphProto& graph = *copy.mutable_graph();
+  if (graph.sparse_initializer_size() == 0) return;
+  std::set<std::string> inputs;
+  for (const onnx::ValueInfoProto& input : graph.input()) inputs.insert(input.name());
+  for (const onnx::SparseTensorProto& sparse : graph.sparse_initializer()) {
+    if (inputs.count(sparse.values().name())) continue;
+    onnx::ValueInfoProto& input = *graph.add_input();
+    input.set_name(sparse.values().name());
+    onnx::TypeProto::Tensor& tensor = *input.mutable_type()->mutable_tensor_type();
+    tensor.set_elem_type(sparse.values().data_type());
+    for (int64_t dim : sparse.dims()) tensor.mutable_shape()->add_dim()->set_dim_value(dim);
+  }
+  graph.clear_sparse_initializer();
+}
+
 onnx::ModelProto checked_copy(onnx::ModelProto& model, std::string* inference_error) {
   onnx::ModelProto copy = without_initializers(model);
   // Newer IR versions (9: float8, 10: 4-bit integers, 11: float4) only add element types, which
@@ -253,6 +275,7 @@ onnx::ModelProto checked_copy(onnx::ModelProto& model, std::string* inference_er
   } catch (const std::exception& error) {
     throw Error("fails the ONNX checker: " + one_line(error.what()));
   }
+  declare_sparse_initializers_dense(copy);
   try {
     // Node errors are thrown (error_mode 1), but an element type outside an operator's type
     // constraints is let through (check_type off), as runtimes do: exporters such as PyTorch's

@@ -748,6 +748,19 @@ TEST_CASE("unknown operators pass through untouched", "[cli]") {
   CHECK_FALSE(fs::exists(checked));
 }
 
+TEST_CASE("a model with a sparse initializer is optimized, checked and measured", "[cli]") {
+  const Scratch scratch("sparse_weight");
+  const fs::path out = scratch.path() / "out.onnx";
+  Run estimated = graphsub("-q optimize " + model("sparse_weight.onnx") + " -o " + out.string() +
+                           " --target cpu --check 2");
+  INFO(estimated.err);
+  REQUIRE(estimated.status == 0);
+  Run measured = graphsub("-q optimize " + model("sparse_weight.onnx") + " -o " + out.string() + " --check 2");
+  INFO(measured.err);
+  REQUIRE(measured.status == 0);
+  CHECK(measured.out.find("cannot run") == std::string::npos);
+}
+
 TEST_CASE("a check that fails on a rounding flip is checked again in onnxruntime against its own variation",
           "[cli]") {
   // models/near_ties.onnx: an ArgMax over two channels equal but for rounding. The cpu estimate

@@ -258,6 +258,21 @@ TEST_CASE("sparse initializers become dense weights, as runtimes read them", "[o
   REQUIRE(std::vector<float>(s.data->data<float>(), s.data->data<float>() + 6) == expected);
 }
 
+TEST_CASE("a sparse initializer read by an ONNX operator is its dense weight, and the operator is modelled",
+          "[onnx_io]") {
+  // ONNX's own shape inference types it as a sparse tensor, which MatMul refuses.
+  onnx_io::ImportStats stats;
+  ir::Graph graph = onnx_io::import_model(model_path("sparse_weight.onnx"), {}, &stats);
+  CHECK(stats.inference_error.empty());
+  CHECK(stats.opaque_nodes == 0);
+  const ir::Value& w = graph.value(value_named(graph, "w"));
+  REQUIRE(w.data->dims() == std::vector<int64_t>{4, 3});
+  const std::vector<float> expected{2.0f, 0, 0, 0, -1.0f, 0, 0, 0, 0, 0, 0, 0.5f};
+  REQUIRE(std::vector<float>(w.data->data<float>(), w.data->data<float>() + 12) == expected);
+  const ir::Node& matmul = only_node_of(graph, ir::OpKind::kMatMul);
+  REQUIRE(graph.value(matmul.outputs[0]).type.shape.rank() == 2);
+}
+
 TEST_CASE("values a subgraph reads from the outer scope are implicit inputs", "[onnx_io]") {
   ir::Graph graph = onnx_io::import_model(model_path("if_outer_scope.onnx"));
   const ir::Node& branch = only_node_of(graph, ir::OpKind::kOpaque);
