@@ -76,18 +76,19 @@ def symbolic_dims():
     save(model_of(graph), "symbolic_dims.onnx")
 
 
-def channel_shuffle():
-    """ShuffleNet's channel shuffle as PyTorch exports it for a dynamic batch N: the Reshape
-    targets are computed at run time from Shape, Gather, Div, Unsqueeze and Concat."""
+def shuffle_nodes(source, shuffled):
+    """ShuffleNet's channel shuffle of `source` in two groups, as PyTorch exports it for a dynamic
+    batch N: the Reshape targets are computed at run time from Shape, Gather, Div, Unsqueeze and
+    Concat."""
     def const(name, values):
         return helper.make_node("Constant", [], [name], name=name,
                                 value=helper.make_tensor(name, TensorProto.INT64, [len(values)] if
                                                          isinstance(values, list) else [],
                                                          values if isinstance(values, list) else [values]))
-    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", kernel_shape=[1, 1])]
+    nodes = []
     for axis in range(4):
         nodes += [const(f"i{axis}", axis),
-                  helper.make_node("Shape", ["c"], [f"s{axis}"], name=f"shape{axis}"),
+                  helper.make_node("Shape", [source], [f"s{axis}"], name=f"shape{axis}"),
                   helper.make_node("Gather", [f"s{axis}", f"i{axis}"], [f"d{axis}"], name=f"gather{axis}", axis=0)]
     nodes += [const("groups", 2), const("axes", [0]), const("two", [2]), const("minus_one", [-1]),
               helper.make_node("Div", ["d1", "groups"], ["per_group"], name="div")]
@@ -96,17 +97,43 @@ def channel_shuffle():
     nodes += [
         helper.make_node("Concat", ["d0_1d", "two", "per_group_1d", "d2_1d", "d3_1d"], ["split_shape"],
                          name="concat_split", axis=0),
-        helper.make_node("Reshape", ["c", "split_shape"], ["grouped"], name="reshape_split"),
+        helper.make_node("Reshape", [source, "split_shape"], ["grouped"], name="reshape_split"),
         helper.make_node("Transpose", ["grouped"], ["swapped"], name="transpose", perm=[0, 2, 1, 3, 4]),
         helper.make_node("Concat", ["d0_1d", "minus_one", "d2_1d", "d3_1d"], ["flat_shape"], name="concat_flat",
                          axis=0),
-        helper.make_node("Reshape", ["swapped", "flat_shape"], ["shuffled"], name="reshape_flat"),
-        helper.make_node("Relu", ["shuffled"], ["y"], name="relu"),
+        helper.make_node("Reshape", ["swapped", "flat_shape"], [shuffled], name="reshape_flat"),
     ]
+    return nodes
+
+
+def channel_shuffle():
+    """ShuffleNet's channel shuffle (shuffle_nodes) of a convolution's output, read by a Relu."""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", kernel_shape=[1, 1])]
+    nodes += shuffle_nodes("c", "shuffled")
+    nodes.append(helper.make_node("Relu", ["shuffled"], ["y"], name="relu"))
     graph = helper.make_graph(
         nodes, "channel_shuffle", [tensor_info("x", ["N", 8, 4, 4])], [tensor_info("y", ["N", 8, 4, 4])],
         initializer=[weight("w", [8, 8, 1, 1], 7)])
     save(model_of(graph), "channel_shuffle.onnx")
+
+
+def shuffle_unit():
+    """A ShuffleNet-v2 unit: a convolution's output shuffled (shuffle_nodes), split in halves, one
+    half convolved and concatenated with the other. The shuffle and Split become two Gathers
+    (rewrite/channel_shuffle.h)."""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", kernel_shape=[1, 1])]
+    nodes += shuffle_nodes("c", "shuffled")
+    nodes += [
+        helper.make_node("Split", ["shuffled", "halves"], ["kept", "branch"], name="split", axis=1),
+        helper.make_node("Conv", ["branch", "w2"], ["branch_conv"], name="branch_conv", kernel_shape=[1, 1]),
+        helper.make_node("Relu", ["branch_conv"], ["branch_relu"], name="branch_relu"),
+        helper.make_node("Concat", ["kept", "branch_relu"], ["y"], name="concat", axis=1),
+    ]
+    graph = helper.make_graph(
+        nodes, "shuffle_unit", [tensor_info("x", ["N", 16, 6, 6])], [tensor_info("y", ["N", 16, 6, 6])],
+        initializer=[weight("w", [16, 16, 1, 1], 30), weight("w2", [8, 8, 1, 1], 31),
+                     numpy_helper.from_array(np.array([8, 8], dtype=np.int64), "halves")])
+    save(model_of(graph), "shuffle_unit.onnx")
 
 
 def conv_relu():
@@ -440,7 +467,7 @@ def main():
     for build in (cycle, shape_mismatch, symbolic_dims, unsorted_nodes, constants, fold_transpose,
                   external_data, custom_op, cumulative_sum, input_default, sparse_initializer, sparse_weight,
                   if_outer_scope,
-                  typed_tensors, channel_shuffle, conv_relu, squeeze_excitation, squeeze_excitation_transposed,
+                  typed_tensors, channel_shuffle, shuffle_unit, conv_relu, squeeze_excitation, squeeze_excitation_transposed,
                   class_token_head, window_attention, data_shaped_rows, traced_size, near_ties):
         build()
     return 0

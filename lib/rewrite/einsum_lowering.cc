@@ -92,31 +92,13 @@ bool is_identity(const std::vector<int64_t>& perm) {
   return true;
 }
 
-/// Adds a node of `op` on `inputs`, its ONNX defaults filled and its output typed; nullopt when
-/// the op refuses them.
-std::optional<ir::ValueId> add(ir::Graph& graph, ir::OpKind op, std::vector<ir::ValueId> inputs, ir::Attributes attrs,
-                               const std::string& name) {
-  const ops::OpDef& def = ops::op_def(op);
-  std::vector<ir::TensorType> types;
-  for (ir::ValueId input : inputs) types.push_back(graph.value(input).type);
-  ops::ImportContext context{attrs, types, 1, target_opset(def)};
-  if (!def.canonicalize(context).empty()) return std::nullopt;
-  ir::Node node;
-  node.op = op;
-  node.attrs = attrs;
-  const ops::InferResult inferred = def.infer(node, types);
-  if (!inferred.ok()) return std::nullopt;
-  const ir::NodeId id = graph.add_node(op, std::move(inputs), {{inferred.outputs[0], {}}}, std::move(attrs), name);
-  return graph.node(id).outputs[0];
-}
-
 /// `value` transposed by `perm`, or `value` itself when `perm` keeps its order.
 std::optional<ir::ValueId> transposed(ir::Graph& graph, ir::ValueId value, const std::vector<int64_t>& perm,
                                       const std::string& name) {
   if (is_identity(perm)) return value;
   ir::Attributes attrs;
   attrs.set("perm", perm);
-  return add(graph, ir::OpKind::kTranspose, {value}, std::move(attrs), name);
+  return add_canonical_node(graph, ir::OpKind::kTranspose, {value}, std::move(attrs), name);
 }
 
 /// Rewrites the Einsum `id` as a product; false (the graph untouched but for dead nodes) when
@@ -135,7 +117,7 @@ bool lower(ir::Graph& graph, ir::NodeId id) {
   const std::optional<ir::ValueId> a = transposed(graph, node.inputs[0], product->left_perm, node.name + "/lhs");
   const std::optional<ir::ValueId> b = transposed(graph, node.inputs[1], product->right_perm, node.name + "/rhs");
   if (!a || !b) return false;
-  const std::optional<ir::ValueId> matrix = add(graph, ir::OpKind::kMatMul, {*a, *b}, {}, node.name + "/MatMul");
+  const std::optional<ir::ValueId> matrix = add_canonical_node(graph, ir::OpKind::kMatMul, {*a, *b}, {}, node.name + "/MatMul");
   if (!matrix) return false;
   const std::optional<ir::ValueId> result = transposed(graph, *matrix, product->output_perm, node.name + "/out");
   if (!result) return false;

@@ -241,6 +241,22 @@ class Rewrite {
 
 }  // namespace
 
+std::optional<ir::ValueId> add_canonical_node(ir::Graph& graph, ir::OpKind op, std::vector<ir::ValueId> inputs,
+                                              ir::Attributes attrs, const std::string& name) {
+  const ops::OpDef& def = ops::op_def(op);
+  std::vector<ir::TensorType> types;
+  for (ir::ValueId input : inputs) types.push_back(graph.value(input).type);
+  ops::ImportContext context{attrs, types, 1, target_opset(def)};
+  if (!def.canonicalize(context).empty()) return std::nullopt;
+  ir::Node node;
+  node.op = op;
+  node.attrs = attrs;
+  const ops::InferResult inferred = def.infer(node, types);
+  if (!inferred.ok()) return std::nullopt;
+  const ir::NodeId id = graph.add_node(op, std::move(inputs), {{inferred.outputs[0], {}}}, std::move(attrs), name);
+  return graph.node(id).outputs[0];
+}
+
 std::optional<ir::Graph> apply(const ir::Graph& graph, const Match& match, std::string* why_not) {
   std::string reason;
   try {

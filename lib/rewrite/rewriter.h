@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ir/graph.h"
 #include "ops/op_def.h"
@@ -18,6 +19,13 @@ inline constexpr int64_t kTargetOpset = 17;
 /// where that is newer (Gelu, 20: a rule makes one only where its source matched one, so the
 /// model's opset has it).
 inline int64_t target_opset(const ops::OpDef& def) { return std::max(kTargetOpset, def.since_opset); }
+
+/// Adds a node of `op` on `inputs` to `graph`, its attributes filled to canonical form at
+/// target_opset and its one output typed by shape inference; nullopt (the graph untouched) when
+/// the op refuses them. For the fixed rewrites made before the search (Einsum lowering, channel
+/// shuffles), which build nodes without a rule.
+std::optional<ir::ValueId> add_canonical_node(ir::Graph& graph, ir::OpKind op, std::vector<ir::ValueId> inputs,
+                                              ir::Attributes attrs, const std::string& name);
 
 /// Applies `match` (found in `graph`) to a copy of `graph`, which stays untouched:
 ///   1. adds the target's constants as weights and its nodes, with attributes copied (`@v`),

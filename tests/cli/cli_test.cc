@@ -235,6 +235,22 @@ TEST_CASE("shape arithmetic on a symbolic batch is resolved ahead of time", "[cl
   CHECK(written.find("Gather") == std::string::npos);
 }
 
+TEST_CASE("a channel shuffle read in halves is written as Gathers, and computes the same", "[cli]") {
+  // models/shuffle_unit.onnx: ShuffleNet-v2's shuffle, computed Reshape targets, then a Split.
+  const Scratch scratch("shuffle_unit");
+  nlohmann::json json = optimize_report(scratch, "shuffle_unit.onnx", "--target cpu --check 3 --dim N=3");
+  CHECK(json["channel_shuffles_as_gather"] == 1);
+  CHECK(json["result"]["written"] == "optimized");
+  CHECK(json["check"]["passed"] == true);
+  const std::string written = read_file(scratch.path() / "out.onnx");
+  CHECK(written.find("Transpose") == std::string::npos);
+  CHECK(written.find("Split") == std::string::npos);
+  // Measured: whether the result is kept depends on the times; what is written computes the same.
+  json = optimize_report(scratch, "shuffle_unit.onnx", "--check 3 --dim N=3");
+  CHECK(json["channel_shuffles_as_gather"] == 1);
+  CHECK(json["check"]["passed"] == true);
+}
+
 TEST_CASE("the measured target tries its layout forms on what it writes, and measures them", "[cli]") {
   // A squeeze-and-excitation scale: rules/layout.rules writes it as a nearest Resize. Whether the
   // form is kept depends on the measured times, so only the mechanism is checked: it was

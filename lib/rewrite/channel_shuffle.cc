@@ -1,0 +1,167 @@
+// Channel shuffles whose every reader takes a slice of the channels, written as Gathers.
+#include "rewrite/channel_shuffle.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "rewrite/rewriter.h"
+
+namespace graphsub::rewrite {
+namespace {
+
+using Consumers = std::vector<std::vector<std::pair<ir::NodeId, int32_t>>>;
+
+/// A dim that names one size: a known size or a named symbol (two unnamed unknown dims may differ).
+bool exact(const ir::Dim& dim) { return dim.is_known() || dim.is_symbolic(); }
+
+bool same_exact(const ir::Dim& a, const ir::Dim& b) { return exact(a) && a == b; }
+
+/// A channel shuffle found at a Transpose: its unshuffled input and, for each output channel,
+/// the input channel it reads.
+struct Shuffle {
+  ir::ValueId input = ir::kNoValue;
+  ir::ValueId output = ir::kNoValue;
+  int64_t axis = 0;
+  std::vector<int64_t> source;
+};
+
+/// The one node reading `value`, or nullopt when none or several do.
+std::optional<ir::NodeId> only_reader(const Consumers& consumers, ir::ValueId value) {
+  if (consumers[value].size() != 1) return std::nullopt;
+  return consumers[value][0].first;
+}
+
+/// The shuffle whose Transpose is `id`: Reshape(x) splitting one axis of x into two, the
+/// Transpose swapping those two, and a Reshape that is its only reader merging them back into
+/// x's shape.
+std::optional<Shuffle> shuffle_at(const ir::Graph& graph, const Consumers& consumers, ir::NodeId id) {
+  const ir::Node& transpose = graph.node(id);
+  const ir::Value& split_value = graph.value(transpose.inputs[0]);
+  if (split_value.producer < 0 || !only_reader(consumers, transpose.inputs[0])) return std::nullopt;
+  const ir::Node& split = graph.node(split_value.producer);
+  const std::optional<ir::NodeId> merge_id = only_reader(consumers, transpose.outputs[0]);
+  if (split.op != ir::OpKind::kReshape || !merge_id) return std::nullopt;
+  const ir::Node& merge = graph.node(*merge_id);
+  if (merge.op != ir::OpKind::kReshape || merge.inputs[0] != transpose.outputs[0]) return std::nullopt;
+  const ir::Shape& x = graph.value(split.inputs[0]).type.shape;
+  const ir::Shape& parts = split_value.type.shape;
+  const ir::Shape& out = graph.value(merge.outputs[0]).type.shape;
+  if (!x.rank_known || !parts.rank_known || !out.rank_known) return std::nullopt;
+  const std::size_t rank = x.rank();
+  if (rank == 0 || parts.rank() != rank + 1 || out.rank() != rank) return std::nullopt;
+  for (std::size_t i = 0; i < rank; ++i) {
+    if (!same_exact(x.dims[i], out.dims[i])) return std::nullopt;
+  }
+  std::size_t axis = 0;
+  while (axis < rank && same_exact(x.dims[axis], parts.dims[axis])) ++axis;
+  if (axis == rank || !x.dims[axis].is_known() || !parts.dims[axis].is_known() ||
+      !parts.dims[axis + 1].is_known()) {
+    return std::nullopt;
+  }
+  for (std::size_t i = axis + 1; i < rank; ++i) {
+    if (!same_exact(x.dims[i], parts.dims[i + 1])) return std::nullopt;
+  }
+  const int64_t groups = parts.dims[axis].value;
+  const int64_t per_group = parts.dims[axis + 1].value;
+  const int64_t channels = x.dims[axis].value;
+  if (groups < 2 || per_group < 2 || groups * per_group != channels) return std::nullopt;
+  std::vector<int64_t> swap(rank + 1);
+  for (std::size_t i = 0; i <= rank; ++i) swap[i] = static_cast<int64_t>(i);
+  std::swap(swap[axis], swap[axis + 1]);
+  if (transpose.attrs.get_ints("perm", {}) != swap) return std::nullopt;
+  Shuffle shuffle{split.inputs[0], merge.outputs[0], static_cast<int64_t>(axis), {}};
+  // Output channel o = i * groups + j reads the transposed [i][j], that is split [j][i]: input
+  // channel j * per_group + i.
+  for (int64_t o = 0; o < channels; ++o) shuffle.source.push_back((o % groups) * per_group + o / groups);
+  return shuffle;
+}
+
+/// The channel ranges [begin, end) that `reader` takes of the shuffled axis, one per output, or
+/// nullopt when it is not a Slice or Split of that axis alone.
+std::optional<std::vector<std::pair<int64_t, int64_t>>> ranges_read(const ir::Node& reader, const Shuffle& shuffle) {
+  const auto channels = static_cast<int64_t>(shuffle.source.size());
+  if (reader.inputs.empty() || reader.inputs[0] != shuffle.output) return std::nullopt;
+  if (reader.op == ir::OpKind::kSplit) {
+    if (reader.inputs.size() != 1 || reader.attrs.get_int("axis", -1) != shuffle.axis) return std::nullopt;
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    int64_t begin = 0;
+    for (int64_t size : reader.attrs.get_ints("split", {})) {
+      ranges.emplace_back(begin, begin + size);
+      begin += size;
+    }
+    if (begin != channels || ranges.size() != reader.outputs.size()) return std::nullopt;
+    return ranges;
+  }
+  if (reader.op != ir::OpKind::kSlice || reader.inputs.size() != 1) return std::nullopt;
+  const std::vector<int64_t> axes = reader.attrs.get_ints("axes", {});
+  const std::vector<int64_t> steps = reader.attrs.get_ints("steps", {});
+  const std::vector<int64_t> starts = reader.attrs.get_ints("starts", {});
+  const std::vector<int64_t> ends = reader.attrs.get_ints("ends", {});
+  if (axes != std::vector<int64_t>{shuffle.axis} || steps != std::vector<int64_t>{1} || starts.size() != 1 ||
+      ends.size() != 1) {
+    return std::nullopt;
+  }
+  // ONNX's clamping of a step-1 slice: negative bounds count from the end.
+  auto clamp = [channels](int64_t bound) {
+    if (bound < 0) bound += channels;
+    return std::clamp<int64_t>(bound, 0, channels);
+  };
+  return std::vector<std::pair<int64_t, int64_t>>{{clamp(starts[0]), clamp(ends[0])}};
+}
+
+/// Rewrites the readers of `shuffle` as Gathers of its input; false (the graph untouched but
+/// for dead nodes) when a reader is not a slice of the shuffled axis or a Gather does not fit.
+bool gather(ir::Graph& graph, const Consumers& consumers, const Shuffle& shuffle) {
+  const std::vector<ir::ValueId>& outputs = graph.outputs();
+  if (std::find(outputs.begin(), outputs.end(), shuffle.output) != outputs.end()) return false;
+  if (consumers[shuffle.output].empty()) return false;
+  std::vector<std::pair<ir::NodeId, std::vector<std::pair<int64_t, int64_t>>>> readers;
+  for (const auto& [reader, slot] : consumers[shuffle.output]) {
+    std::optional<std::vector<std::pair<int64_t, int64_t>>> ranges = ranges_read(graph.node(reader), shuffle);
+    if (!ranges || slot != 0) return false;
+    readers.emplace_back(reader, std::move(*ranges));
+  }
+  std::vector<std::pair<ir::ValueId, ir::ValueId>> replacements;
+  for (const auto& [reader, ranges] : readers) {
+    const ir::Node& node = graph.node(reader);
+    for (std::size_t i = 0; i < ranges.size(); ++i) {
+      const auto [begin, end] = ranges[i];
+      if (begin >= end) return false;
+      const std::vector<int64_t> picked(shuffle.source.begin() + begin, shuffle.source.begin() + end);
+      const std::string name = node.name.empty() ? "channel_shuffle" : node.name;
+      const ir::ValueId indices =
+          graph.add_weight(name + "/indices_" + std::to_string(i),
+                           ir::share(ir::Tensor::from_int64s({static_cast<int64_t>(picked.size())}, picked)));
+      ir::Attributes attrs;
+      attrs.set("axis", shuffle.axis);
+      const std::optional<ir::ValueId> gathered =
+          add_canonical_node(graph, ir::OpKind::kGather, {shuffle.input, indices}, std::move(attrs), name + "/Gather");
+      if (!gathered || graph.value(*gathered).type != graph.value(node.outputs[i]).type) return false;
+      replacements.emplace_back(node.outputs[i], *gathered);
+    }
+  }
+  for (const auto& [from, to] : replacements) graph.replace_all_uses(from, to);
+  return true;
+}
+
+}  // namespace
+
+ir::Graph gather_channel_shuffles(const ir::Graph& graph, int* rewritten) {
+  ir::Graph result = graph;
+  const Consumers consumers = graph.consumers();
+  int count = 0;
+  for (ir::NodeId id : graph.node_ids()) {
+    if (graph.node(id).op != ir::OpKind::kTranspose) continue;
+    const std::optional<Shuffle> shuffle = shuffle_at(graph, consumers, id);
+    if (shuffle && gather(result, consumers, *shuffle)) ++count;
+  }
+  result.remove_dead_nodes();
+  if (rewritten) *rewritten = count;
+  return result;
+}
+
+}  // namespace graphsub::rewrite
