@@ -433,8 +433,11 @@ class Run {
     folded = narrowed(std::move(folded));
     folded = rewrite::lower_einsums(folded, &einsums_lowered_);
     if (einsums_lowered_ > 0) logger("cli")->info("{} Einsums written as the MatMul they are", einsums_lowered_);
-    folded = rewrite::gather_channel_shuffles(folded, &shuffles_gathered_);
-    if (shuffles_gathered_ > 0) logger("cli")->info("{} channel shuffles written as Gathers", shuffles_gathered_);
+    folded = rewrite::rewrite_channel_shuffles(folded, &shuffles_);
+    if (shuffles_changed() > 0) {
+      logger("cli")->info("channel shuffles: {} written as Gathers, {} folded into convolutions", shuffles_.as_gather,
+                          shuffles_.into_convolutions);
+    }
     if (Measurer* measurer = target_.measurer.get()) {
       const Observer observe = [measurer](const ir::Graph& instance, const std::vector<ir::ValueId>& values,
                                           const cost::DimSizes& sizes) {
@@ -458,7 +461,8 @@ class Run {
                        {"target", target_json(target_)}, {"dims", request_.check.dims},
                        {"narrowing", {{"rewrites", narrowings_}}},
                        {"einsums_as_matmul", einsums_lowered_},
-                       {"channel_shuffles_as_gather", shuffles_gathered_},
+                       {"channel_shuffles", {{"as_gather", shuffles_.as_gather},
+                                             {"into_convolutions", shuffles_.into_convolutions}}},
                        {"shape_arithmetic", {{"values_made_constant", shapes.constants},
                                              {"reshape_targets_made_literal", shapes.reshapes},
                                              {"operands_read_as_attributes", shapes.attribute_forms},
@@ -851,7 +855,9 @@ class Run {
     return result ? onnx_io::fold_weight_nodes(*result) : std::move(graph);
   }
 
-  bool rewritten_before_search() const { return narrowings_ > 0 || einsums_lowered_ > 0 || shuffles_gathered_ > 0; }
+  int shuffles_changed() const { return shuffles_.as_gather + shuffles_.into_convolutions; }
+
+  bool rewritten_before_search() const { return narrowings_ > 0 || einsums_lowered_ > 0 || shuffles_changed() > 0; }
 
   bool changed_by_search_or_narrowing(const search::SearchResult& result) const {
     return !result.steps.empty() || rewritten_before_search();
@@ -863,7 +869,7 @@ class Run {
     if (search_passes_ > 1) text += " in " + std::to_string(search_passes_) + " search passes";
     if (narrowings_ > 0) text += ", " + std::to_string(narrowings_) + " narrowing rewrites";
     if (einsums_lowered_ > 0) text += ", " + std::to_string(einsums_lowered_) + " Einsums as MatMul";
-    if (shuffles_gathered_ > 0) text += ", " + std::to_string(shuffles_gathered_) + " channel shuffles as Gather";
+    if (shuffles_changed() > 0) text += ", " + std::to_string(shuffles_changed()) + " channel shuffles rewritten";
     if (shapes_.nodes_removed > 0) text += ", " + std::to_string(shapes_.nodes_removed) + " nodes of shape arithmetic resolved";
     return text;
   }
@@ -1096,7 +1102,7 @@ class Run {
   int narrowings_ = 0;  ///< Narrowing rewrites applied before the search.
   int search_passes_ = 1;  ///< Kept passes of the measured search, whose steps are counted.
   int einsums_lowered_ = 0;  ///< Einsums written as MatMul before the search.
-  int shuffles_gathered_ = 0;  ///< Channel shuffles written as Gathers before the search.
+  rewrite::ShuffleStats shuffles_;  ///< Channel shuffles rewritten before the search.
   Target target_;
   std::set<std::string> unverified_;  ///< Searched rules not proved (only with --allow-unverified).
   search::OptimizeResult optimized_;

@@ -1,4 +1,4 @@
-// Channel shuffles whose every reader takes a slice of the channels, written as Gathers.
+// Channel shuffles written as Gathers of the pieces read, or folded into the convolutions that read them.
 #include "rewrite/channel_shuffle.h"
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/data_type.h"
 #include "rewrite/rewriter.h"
 
 namespace graphsub::rewrite {
@@ -148,19 +149,119 @@ bool gather(ir::Graph& graph, const Consumers& consumers, const Shuffle& shuffle
   return true;
 }
 
+
+/// The inverse of `source`: inverse[source[o]] = o.
+std::vector<int64_t> inverse_of(const std::vector<int64_t>& source) {
+  std::vector<int64_t> inverse(source.size());
+  for (std::size_t o = 0; o < source.size(); ++o) inverse[static_cast<std::size_t>(source[o])] = static_cast<int64_t>(o);
+  return inverse;
+}
+
+/// `tensor` with its entries along `axis` reordered: entry s of the result is entry from[s].
+ir::TensorPtr reordered(const ir::Tensor& tensor, std::size_t axis, const std::vector<int64_t>& from) {
+  const std::vector<int64_t>& dims = tensor.dims();
+  int64_t outer = 1;
+  for (std::size_t i = 0; i < axis; ++i) outer *= dims[i];
+  int64_t block = static_cast<int64_t>(ir::element_size(tensor.dtype()));
+  for (std::size_t i = axis + 1; i < dims.size(); ++i) block *= dims[i];
+  const int64_t count = dims[axis];
+  ir::Tensor result(tensor.dtype(), dims);
+  const std::byte* in = tensor.bytes();
+  std::byte* out = result.mutable_bytes();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t s = 0; s < count; ++s) {
+      std::copy_n(in + (o * count + from[static_cast<std::size_t>(s)]) * block, block, out + (o * count + s) * block);
+    }
+  }
+  return ir::share(std::move(result));
+}
+
+/// How a Conv reading a shuffled tensor as its data takes the unshuffled one instead.
+enum class ConvFold {
+  kNone,       ///< It cannot.
+  kInputs,     ///< Group 1: its weight's input channels reordered; its output is unchanged.
+  kDepthwise,  ///< One filter per channel: filters and bias reordered; its output is shuffled alike.
+};
+
+ConvFold conv_fold(const ir::Graph& graph, const ir::Node& node, ir::ValueId value, int64_t channels) {
+  if (node.op != ir::OpKind::kConv || node.inputs.size() < 2 || node.inputs.size() > 3 || node.inputs[0] != value ||
+      node.inputs[1] == value) {
+    return ConvFold::kNone;
+  }
+  for (std::size_t i = 1; i < node.inputs.size(); ++i) {
+    if (node.inputs[i] == ir::kNoValue) continue;
+    const ir::Value& operand = graph.value(node.inputs[i]);
+    if (operand.kind != ir::ValueKind::kWeight || !operand.data || operand.data->dtype() == ir::DataType::kString) {
+      return ConvFold::kNone;
+    }
+  }
+  const std::vector<int64_t>& weight = graph.value(node.inputs[1]).data->dims();
+  const int64_t group = node.attrs.get_int("group", 1);
+  if (weight.size() < 2) return ConvFold::kNone;
+  if (group == 1 && weight[1] == channels) return ConvFold::kInputs;
+  if (group == channels && weight[0] == channels && weight[1] == 1) return ConvFold::kDepthwise;
+  return ConvFold::kNone;
+}
+
+/// Whether every reader of `value` (C channels in the shuffle's order) can read them unshuffled:
+/// a group-1 Conv, or a depthwise one whose readers can in turn. Nothing is changed.
+bool foldable(const ir::Graph& graph, const Consumers& consumers, ir::ValueId value, int64_t channels) {
+  const std::vector<ir::ValueId>& outputs = graph.outputs();
+  if (consumers[value].empty() || std::find(outputs.begin(), outputs.end(), value) != outputs.end()) return false;
+  for (const auto& [reader, slot] : consumers[value]) {
+    const ir::Node& node = graph.node(reader);
+    const ConvFold fold = conv_fold(graph, node, value, channels);
+    if (fold == ConvFold::kNone || slot != 0) return false;
+    if (fold == ConvFold::kDepthwise && !foldable(graph, consumers, node.outputs[0], channels)) return false;
+  }
+  return true;
+}
+
+/// Points the readers of `shuffled` (checked by foldable) at `unshuffled`, whose channel
+/// source[o] is their channel o: each Conv is added again with reordered weights.
+void fold(ir::Graph& graph, const Consumers& consumers, ir::ValueId shuffled, ir::ValueId unshuffled,
+          const std::vector<int64_t>& inverse) {
+  const auto channels = static_cast<int64_t>(inverse.size());
+  for (const auto& [reader, slot] : consumers[shuffled]) {
+    const ir::Node node = graph.node(reader);
+    const ConvFold how = conv_fold(graph, node, shuffled, channels);
+    std::vector<ir::ValueId> inputs = {unshuffled};
+    for (std::size_t i = 1; i < node.inputs.size(); ++i) {
+      const ir::Value& operand = graph.value(node.inputs[i]);
+      // Group 1: the weight's input channels (axis 1). Depthwise: its filters and bias (axis 0).
+      const std::size_t axis = how == ConvFold::kInputs ? 1 : 0;
+      const bool reorder = how == ConvFold::kDepthwise || i == 1;
+      const std::string name = operand.name.empty() ? std::string() : operand.name + "_unshuffled";
+      inputs.push_back(reorder ? graph.add_weight(name, reordered(*operand.data, axis, inverse)) : node.inputs[i]);
+    }
+    const ir::NodeId added = graph.add_node(ir::OpKind::kConv, std::move(inputs),
+                                            {{graph.value(node.outputs[0]).type, {}}}, node.attrs, node.name);
+    const ir::ValueId output = graph.node(added).outputs[0];
+    if (how == ConvFold::kInputs) graph.replace_all_uses(node.outputs[0], output);
+    else fold(graph, consumers, node.outputs[0], output, inverse);
+  }
+}
+
 }  // namespace
 
-ir::Graph gather_channel_shuffles(const ir::Graph& graph, int* rewritten) {
+ir::Graph rewrite_channel_shuffles(const ir::Graph& graph, ShuffleStats* stats) {
   ir::Graph result = graph;
   const Consumers consumers = graph.consumers();
-  int count = 0;
+  ShuffleStats counted;
   for (ir::NodeId id : graph.node_ids()) {
     if (graph.node(id).op != ir::OpKind::kTranspose) continue;
     const std::optional<Shuffle> shuffle = shuffle_at(graph, consumers, id);
-    if (shuffle && gather(result, consumers, *shuffle)) ++count;
+    if (!shuffle) continue;
+    const auto channels = static_cast<int64_t>(shuffle->source.size());
+    if (foldable(graph, consumers, shuffle->output, channels)) {
+      fold(result, consumers, shuffle->output, shuffle->input, inverse_of(shuffle->source));
+      ++counted.into_convolutions;
+    } else if (gather(result, consumers, *shuffle)) {
+      ++counted.as_gather;
+    }
   }
   result.remove_dead_nodes();
-  if (rewritten) *rewritten = count;
+  if (stats) *stats = counted;
   return result;
 }
 

@@ -1,5 +1,6 @@
-// Channel shuffles written as Gathers: which shuffles qualify, the channels each Gather picks, and
-// the same values after, bit for bit.
+// Channel shuffles rewritten: which shuffles qualify, the channels each Gather picks (the same
+// values after, bit for bit), and the convolutions that fold them into their weights (the same
+// values up to rounding).
 #include "rewrite/channel_shuffle.h"
 
 #include <catch2/catch.hpp>
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "rewrite/rewrite_testing.h"
 #include "rewrite/shape_testing.h"
 #include "runtime/equivalence.h"
 
@@ -44,18 +46,34 @@ ir::ValueId channels_of(ir::Graph& graph, ir::ValueId x, int64_t begin, int64_t 
   return first(graph, add_inferred(graph, ir::OpKind::kSlice, {x}, std::move(attrs)));
 }
 
-/// The graph rewritten, with the count, after checking that it computes exactly what `graph` does.
-ir::Graph gathered(const ir::Graph& graph, int expected_count) {
-  int count = -1;
-  ir::Graph result = rewrite::gather_channel_shuffles(graph, &count);
-  CHECK(count == expected_count);
+/// The graph rewritten, after checking the counts and that it computes what `graph` does: exactly
+/// when only Gathers were written, to rounding when convolutions were folded.
+ir::Graph rewritten(const ir::Graph& graph, int as_gather, int into_convolutions = 0) {
+  rewrite::ShuffleStats stats;
+  ir::Graph result = rewrite::rewrite_channel_shuffles(graph, &stats);
+  CHECK(stats.as_gather == as_gather);
+  CHECK(stats.into_convolutions == into_convolutions);
   runtime::CheckOptions options;
   options.dims = {{"N", 3}};
-  options.atol = 0;
-  options.rtol = 0;
+  if (into_convolutions == 0) {
+    options.atol = 0;
+    options.rtol = 0;
+  }
   const runtime::CheckReport check = runtime::check_equivalent(graph, result, options);
   CHECK(check.passed());
   return result;
+}
+
+/// Conv(x, w) with a seeded random weight of `dims` and `group`.
+ir::ValueId conv(ir::Graph& graph, ir::ValueId x, std::vector<int64_t> dims, int64_t group, uint32_t seed,
+                 bool bias = false) {
+  std::vector<ir::ValueId> inputs = {x, graph.add_weight({}, ir::share(testing::random_tensor(dims, seed)))};
+  if (bias) inputs.push_back(graph.add_weight({}, ir::share(testing::random_tensor({dims[0]}, seed + 100))));
+  ir::Attributes attrs;
+  attrs.set("group", group);
+  attrs.set("kernel_shape", std::vector<int64_t>(dims.begin() + 2, dims.end()));
+  attrs.set("pads", std::vector<int64_t>(2 * (dims.size() - 2), dims.back() / 2));
+  return first(graph, testing::add_canonical(graph, ir::OpKind::kConv, std::move(inputs), std::move(attrs)));
 }
 
 /// The int64 indices of the Gathers of `graph`, in node id order.
@@ -84,7 +102,7 @@ TEST_CASE("channel shuffle: a Split of the shuffled channels becomes Gathers of 
   const ir::ValueId a = first(graph, add_inferred(graph, ir::OpKind::kRelu, {graph.node(split).outputs[0]}));
   const ir::ValueId b = first(graph, add_inferred(graph, ir::OpKind::kNeg, {graph.node(split).outputs[1]}));
   graph.set_outputs({a, b});
-  const ir::Graph result = gathered(graph, 1);
+  const ir::Graph result = rewritten(graph, 1);
   CHECK(count_of(result, ir::OpKind::kTranspose) == 0);
   CHECK(count_of(result, ir::OpKind::kReshape) == 0);
   CHECK(count_of(result, ir::OpKind::kSplit) == 0);
@@ -99,12 +117,19 @@ TEST_CASE("channel shuffle: Slices of three groups, a negative end among them", 
   const ir::ValueId low = channels_of(graph, y, 0, 2);
   const ir::ValueId high = channels_of(graph, y, 2, -1);
   graph.set_outputs({low, high});
-  const ir::Graph result = gathered(graph, 1);
+  const ir::Graph result = rewritten(graph, 1);
   // Output channel o reads input channel (o % 3) * 2 + o / 3: 0 2 4 1 3 5.
   CHECK(gather_indices(result) == std::vector<std::vector<int64_t>>{{0, 2}, {4, 1, 3}});
 }
 
 TEST_CASE("channel shuffle: what is not a shuffle read only in slices stays as it is", "[channel_shuffle]") {
+  SECTION("a convolution and another op read the shuffled tensor") {
+    ir::Graph graph;
+    const ir::ValueId x = input(graph, "x", {N, k(8), k(2), k(3)});
+    const ir::ValueId y = shuffled(graph, x, 8, 2);
+    graph.set_outputs({conv(graph, y, {4, 8, 1, 1}, 1, 1), first(graph, add_inferred(graph, ir::OpKind::kRelu, {y}))});
+    CHECK(count_of(rewritten(graph, 0), ir::OpKind::kTranspose) == 1);
+  }
   SECTION("another op reads the shuffled tensor") {
     ir::Graph graph;
     const ir::ValueId x = input(graph, "x", {N, k(8), k(2), k(3)});
@@ -112,20 +137,20 @@ TEST_CASE("channel shuffle: what is not a shuffle read only in slices stays as i
     const ir::ValueId half = channels_of(graph, y, 0, 4);
     const ir::ValueId all = first(graph, add_inferred(graph, ir::OpKind::kRelu, {y}));
     graph.set_outputs({half, all});
-    CHECK(count_of(gathered(graph, 0), ir::OpKind::kGather) == 0);
+    CHECK(count_of(rewritten(graph, 0), ir::OpKind::kGather) == 0);
   }
   SECTION("a slice with a step") {
     ir::Graph graph;
     const ir::ValueId x = input(graph, "x", {N, k(8), k(2), k(3)});
     graph.set_outputs({channels_of(graph, shuffled(graph, x, 8, 2), 0, 8, 2)});
-    CHECK(count_of(gathered(graph, 0), ir::OpKind::kTranspose) == 1);
+    CHECK(count_of(rewritten(graph, 0), ir::OpKind::kTranspose) == 1);
   }
   SECTION("the shuffled tensor is a graph output") {
     ir::Graph graph;
     const ir::ValueId x = input(graph, "x", {N, k(8), k(2), k(3)});
     const ir::ValueId y = shuffled(graph, x, 8, 2);
     graph.set_outputs({channels_of(graph, y, 0, 4), y});
-    CHECK(count_of(gathered(graph, 0), ir::OpKind::kTranspose) == 1);
+    CHECK(count_of(rewritten(graph, 0), ir::OpKind::kTranspose) == 1);
   }
   SECTION("a Transpose that is not the swap of the split axes") {
     ir::Graph graph;
@@ -134,7 +159,7 @@ TEST_CASE("channel shuffle: what is not a shuffle read only in slices stays as i
     const ir::ValueId swapped =
         first(graph, add_inferred(graph, ir::OpKind::kTranspose, {parts}, attr("perm", std::vector<int64_t>{0, 1, 2, 4, 3})));
     graph.set_outputs({channels_of(graph, reshape(graph, swapped, {0, 8, 3, 2}), 0, 4)});
-    CHECK(count_of(gathered(graph, 0), ir::OpKind::kTranspose) == 1);
+    CHECK(count_of(rewritten(graph, 0), ir::OpKind::kTranspose) == 1);
   }
   SECTION("an unnamed unknown dim beside the channels") {
     ir::Graph graph;
@@ -146,10 +171,35 @@ TEST_CASE("channel shuffle: what is not a shuffle read only in slices stays as i
     const ir::ValueId y = first(graph, add_inferred(graph, ir::OpKind::kReshape, {swapped},
                                                     attr("shape", std::vector<int64_t>{0, 8, -1, 3})));
     graph.set_outputs({channels_of(graph, y, 0, 4)});
-    int count = -1;
-    rewrite::gather_channel_shuffles(graph, &count);
-    CHECK(count == 0);
+    rewrite::ShuffleStats stats;
+    rewrite::rewrite_channel_shuffles(graph, &stats);
+    CHECK(stats.as_gather + stats.into_convolutions == 0);
   }
+}
+
+TEST_CASE("channel shuffle: convolutions that read it take the unshuffled tensor with reordered weights",
+          "[channel_shuffle]") {
+  // The last shuffle of a ShuffleNet stage: a depthwise 3x3 convolution (its output then read by
+  // a 1x1 one) and a 1x1 convolution read it.
+  ir::Graph graph;
+  const ir::ValueId x = input(graph, "x", {N, k(8), k(2), k(3)});
+  const ir::ValueId y = shuffled(graph, x, 8, 2);
+  const ir::ValueId depthwise = conv(graph, y, {8, 1, 3, 3}, 8, 1, true);
+  const ir::ValueId mixed = conv(graph, depthwise, {5, 8, 1, 1}, 1, 2, true);
+  const ir::ValueId pointwise = conv(graph, y, {6, 8, 1, 1}, 1, 3);
+  graph.set_outputs({mixed, pointwise});
+  const ir::Graph result = rewritten(graph, 0, 1);
+  CHECK(count_of(result, ir::OpKind::kTranspose) == 0);
+  CHECK(count_of(result, ir::OpKind::kReshape) == 0);
+  CHECK(count_of(result, ir::OpKind::kConv) == 3);
+}
+
+TEST_CASE("channel shuffle: a depthwise convolution whose output another op reads keeps it", "[channel_shuffle]") {
+  ir::Graph graph;
+  const ir::ValueId x = input(graph, "x", {N, k(8), k(2), k(3)});
+  const ir::ValueId depthwise = conv(graph, shuffled(graph, x, 8, 2), {8, 1, 3, 3}, 8, 1);
+  graph.set_outputs({first(graph, add_inferred(graph, ir::OpKind::kRelu, {depthwise}))});
+  CHECK(count_of(rewritten(graph, 0), ir::OpKind::kTranspose) == 1);
 }
 
 }  // namespace graphsub
