@@ -149,7 +149,6 @@ bool gather(ir::Graph& graph, const Consumers& consumers, const Shuffle& shuffle
   return true;
 }
 
-
 /// The inverse of `source`: inverse[source[o]] = o.
 std::vector<int64_t> inverse_of(const std::vector<int64_t>& source) {
   std::vector<int64_t> inverse(source.size());
