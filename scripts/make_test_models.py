@@ -136,6 +136,27 @@ def shuffle_unit():
     save(model_of(graph), "shuffle_unit.onnx")
 
 
+def shuffle_stage_end():
+    """The last ShuffleNet-v2 unit of a stage, as the next stage reads it: a convolution's output
+    shuffled (shuffle_nodes) and read by a depthwise 3x3 convolution (then a 1x1 one) and by a 1x1
+    convolution. The shuffle is folded into their weights (rewrite/channel_shuffle.h)."""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", kernel_shape=[1, 1])]
+    nodes += shuffle_nodes("c", "shuffled")
+    nodes += [
+        helper.make_node("Conv", ["shuffled", "w_dw", "b_dw"], ["dw"], name="depthwise", kernel_shape=[3, 3],
+                         pads=[1, 1, 1, 1], strides=[2, 2], group=16),
+        helper.make_node("Conv", ["dw", "w_pw"], ["left"], name="left_conv", kernel_shape=[1, 1]),
+        helper.make_node("Conv", ["shuffled", "w_right"], ["right"], name="right_conv", kernel_shape=[1, 1],
+                         strides=[2, 2]),
+        helper.make_node("Concat", ["left", "right"], ["y"], name="concat", axis=1),
+    ]
+    graph = helper.make_graph(
+        nodes, "shuffle_stage_end", [tensor_info("x", ["N", 16, 6, 6])], [tensor_info("y", ["N", 24, 3, 3])],
+        initializer=[weight("w", [16, 16, 1, 1], 32), weight("w_dw", [16, 1, 3, 3], 33), weight("b_dw", [16], 34),
+                     weight("w_pw", [12, 16, 1, 1], 35), weight("w_right", [12, 16, 1, 1], 36)])
+    save(model_of(graph), "shuffle_stage_end.onnx")
+
+
 def conv_relu():
     """y = Relu(Conv(x, w, b)): fusing the Relu into the Conv is undone on export."""
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
@@ -467,7 +488,8 @@ def main():
     for build in (cycle, shape_mismatch, symbolic_dims, unsorted_nodes, constants, fold_transpose,
                   external_data, custom_op, cumulative_sum, input_default, sparse_initializer, sparse_weight,
                   if_outer_scope,
-                  typed_tensors, channel_shuffle, shuffle_unit, conv_relu, squeeze_excitation, squeeze_excitation_transposed,
+                  typed_tensors, channel_shuffle, shuffle_unit,
+                  shuffle_stage_end, conv_relu, squeeze_excitation, squeeze_excitation_transposed,
                   class_token_head, window_attention, data_shaped_rows, traced_size, near_ties):
         build()
     return 0

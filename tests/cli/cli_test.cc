@@ -251,6 +251,17 @@ TEST_CASE("a channel shuffle read in halves is written as Gathers, and computes 
   CHECK(json["check"]["passed"] == true);
 }
 
+TEST_CASE("a channel shuffle read by convolutions is folded into their weights, and computes the same", "[cli]") {
+  // models/shuffle_stage_end.onnx: the shuffle read by a depthwise convolution (then a 1x1 one)
+  // and by a 1x1 convolution, as the next ShuffleNet stage reads the last shuffle of a stage.
+  const Scratch scratch("shuffle_stage_end");
+  const nlohmann::json json = optimize_report(scratch, "shuffle_stage_end.onnx", "--target cpu --check 3 --dim N=2");
+  CHECK(json["channel_shuffles"]["into_convolutions"] == 1);
+  CHECK(json["channel_shuffles"]["as_gather"] == 0);
+  CHECK(json["check"]["passed"] == true);
+  CHECK(read_file(scratch.path() / "out.onnx").find("Transpose") == std::string::npos);
+}
+
 TEST_CASE("the measured target tries its layout forms on what it writes, and measures them", "[cli]") {
   // A squeeze-and-excitation scale: rules/layout.rules writes it as a nearest Resize. Whether the
   // form is kept depends on the measured times, so only the mechanism is checked: it was
