@@ -240,8 +240,6 @@ bool only_opaque_ops_fail(const std::string& message) {
   return true;
 }
 
-}  // namespace
-
 /// Declares each sparse initializer of the copy's main graph as a dense graph input of its type, and
 /// drops it from the copy. ONNX's inference types a sparse initializer as a sparse tensor, which no
 /// operator that reads one accepts (MatMul: "Input tensors of wrong rank (0)"), while the IR spec
@@ -262,6 +260,8 @@ void declare_sparse_initializers_dense(onnx::ModelProto& copy) {
   }
   graph.clear_sparse_initializer();
 }
+
+}  // namespace
 
 onnx::ModelProto checked_copy(onnx::ModelProto& model, std::string* inference_error) {
   onnx::ModelProto copy = without_initializers(model);

@@ -21,6 +21,13 @@ bool exact(const ir::Dim& dim) { return dim.is_known() || dim.is_symbolic(); }
 
 bool same_exact(const ir::Dim& a, const ir::Dim& b) { return exact(a) && a == b; }
 
+/// Whether nodes read `value` and nothing else does: it is not a graph output, so rewriting its
+/// readers lets it go.
+bool read_by_nodes_only(const ir::Graph& graph, const Consumers& consumers, ir::ValueId value) {
+  const std::vector<ir::ValueId>& outputs = graph.outputs();
+  return !consumers[value].empty() && std::find(outputs.begin(), outputs.end(), value) == outputs.end();
+}
+
 /// A channel shuffle found at a Transpose: its unshuffled input and, for each output channel,
 /// the input channel it reads.
 struct Shuffle {
@@ -117,9 +124,7 @@ std::optional<std::vector<std::pair<int64_t, int64_t>>> ranges_read(const ir::No
 /// Rewrites the readers of `shuffle` as Gathers of its input; false (the graph untouched but
 /// for dead nodes) when a reader is not a slice of the shuffled axis or a Gather does not fit.
 bool gather(ir::Graph& graph, const Consumers& consumers, const Shuffle& shuffle) {
-  const std::vector<ir::ValueId>& outputs = graph.outputs();
-  if (std::find(outputs.begin(), outputs.end(), shuffle.output) != outputs.end()) return false;
-  if (consumers[shuffle.output].empty()) return false;
+  if (!read_by_nodes_only(graph, consumers, shuffle.output)) return false;
   std::vector<std::pair<ir::NodeId, std::vector<std::pair<int64_t, int64_t>>>> readers;
   for (const auto& [reader, slot] : consumers[shuffle.output]) {
     std::optional<std::vector<std::pair<int64_t, int64_t>>> ranges = ranges_read(graph.node(reader), shuffle);
@@ -205,8 +210,7 @@ ConvFold conv_fold(const ir::Graph& graph, const ir::Node& node, ir::ValueId val
 /// Whether every reader of `value` (C channels in the shuffle's order) can read them unshuffled:
 /// a group-1 Conv, or a depthwise one whose readers can in turn. Nothing is changed.
 bool foldable(const ir::Graph& graph, const Consumers& consumers, ir::ValueId value, int64_t channels) {
-  const std::vector<ir::ValueId>& outputs = graph.outputs();
-  if (consumers[value].empty() || std::find(outputs.begin(), outputs.end(), value) != outputs.end()) return false;
+  if (!read_by_nodes_only(graph, consumers, value)) return false;
   for (const auto& [reader, slot] : consumers[value]) {
     const ir::Node& node = graph.node(reader);
     const ConvFold fold = conv_fold(graph, node, value, channels);

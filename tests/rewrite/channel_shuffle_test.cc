@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "rewrite/rewrite_testing.h"
 #include "rewrite/shape_testing.h"
 #include "runtime/equivalence.h"
 
@@ -64,16 +63,15 @@ ir::Graph rewritten(const ir::Graph& graph, int as_gather, int into_convolutions
   return result;
 }
 
-/// Conv(x, w) with a seeded random weight of `dims` and `group`.
+/// A 2-D Conv(x, w) with a seeded random weight of `dims` and `group`, padded to keep the size.
 ir::ValueId conv(ir::Graph& graph, ir::ValueId x, std::vector<int64_t> dims, int64_t group, uint32_t seed,
                  bool bias = false) {
   std::vector<ir::ValueId> inputs = {x, graph.add_weight({}, ir::share(testing::random_tensor(dims, seed)))};
   if (bias) inputs.push_back(graph.add_weight({}, ir::share(testing::random_tensor({dims[0]}, seed + 100))));
-  ir::Attributes attrs;
-  attrs.set("group", group);
-  attrs.set("kernel_shape", std::vector<int64_t>(dims.begin() + 2, dims.end()));
-  attrs.set("pads", std::vector<int64_t>(2 * (dims.size() - 2), dims.back() / 2));
-  return first(graph, testing::add_canonical(graph, ir::OpKind::kConv, std::move(inputs), std::move(attrs)));
+  const int64_t pad = dims.back() / 2;
+  return first(graph, add_inferred(graph, ir::OpKind::kConv, std::move(inputs),
+                                   testing::conv_attributes({dims[2], dims[3]}, {1, 1}, {pad, pad, pad, pad}, {1, 1},
+                                                            group, "none")));
 }
 
 /// The int64 indices of the Gathers of `graph`, in node id order.
