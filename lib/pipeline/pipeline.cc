@@ -26,6 +26,7 @@
 #include "profile/ort_profiler.h"
 #include "profile/ort_worker.h"
 #include "rewrite/channel_shuffle.h"
+#include "rewrite/view_chains.h"
 #include "rewrite/einsum_lowering.h"
 #include "rewrite/matcher.h"
 #include "rewrite/shape_arithmetic.h"
@@ -438,6 +439,11 @@ class Run {
       logger("cli")->info("channel shuffles: {} written as Gathers, {} folded into convolutions", shuffles_.as_gather,
                           shuffles_.into_convolutions);
     }
+    folded = rewrite::simplify_view_chains(folded, &view_chains_);
+    if (view_chains_.chains > 0) {
+      logger("cli")->info("data movement: {} chains written in {} fewer nodes", view_chains_.chains,
+                          view_chains_.nodes_removed);
+    }
     if (Measurer* measurer = target_.measurer.get()) {
       const Observer observe = [measurer](const ir::Graph& instance, const std::vector<ir::ValueId>& values,
                                           const cost::DimSizes& sizes) {
@@ -463,6 +469,7 @@ class Run {
                        {"einsums_as_matmul", einsums_lowered_},
                        {"channel_shuffles", {{"as_gather", shuffles_.as_gather},
                                              {"into_convolutions", shuffles_.into_convolutions}}},
+                       {"view_chains", {{"chains", view_chains_.chains}, {"nodes_removed", view_chains_.nodes_removed}}},
                        {"shape_arithmetic", {{"values_made_constant", shapes.constants},
                                              {"reshape_targets_made_literal", shapes.reshapes},
                                              {"operands_read_as_attributes", shapes.attribute_forms},
@@ -1103,6 +1110,7 @@ class Run {
   int search_passes_ = 1;  ///< Kept passes of the measured search, whose steps are counted.
   int einsums_lowered_ = 0;  ///< Einsums written as MatMul before the search.
   rewrite::ShuffleStats shuffles_;  ///< Channel shuffles rewritten before the search.
+  rewrite::ViewChainStats view_chains_;  ///< Data-movement chains written anew before the search.
   Target target_;
   std::set<std::string> unverified_;  ///< Searched rules not proved (only with --allow-unverified).
   search::OptimizeResult optimized_;

@@ -1,0 +1,593 @@
+// Chains of data-movement nodes written in fewer nodes, read from the tensor they start at.
+#include "rewrite/view_chains.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/data_type.h"
+#include "rewrite/rewriter.h"
+
+namespace graphsub::rewrite {
+namespace {
+
+using Consumers = std::vector<std::vector<std::pair<ir::NodeId, int32_t>>>;
+
+/// A size: a known positive factor times named symbols (a sorted multiset).
+struct Size {
+  int64_t known = 1;
+  std::vector<std::string> symbols;
+
+  bool operator==(const Size& other) const { return known == other.known && symbols == other.symbols; }
+  bool is_known() const { return symbols.empty(); }
+};
+
+std::optional<Size> times(const Size& a, const Size& b) {
+  Size out;
+  if (__builtin_mul_overflow(a.known, b.known, &out.known)) return std::nullopt;
+  std::merge(a.symbols.begin(), a.symbols.end(), b.symbols.begin(), b.symbols.end(), std::back_inserter(out.symbols));
+  return out;
+}
+
+/// a / b when it is a size for every value of the symbols.
+std::optional<Size> over(const Size& a, const Size& b) {
+  if (a.known % b.known != 0) return std::nullopt;
+  if (!std::includes(a.symbols.begin(), a.symbols.end(), b.symbols.begin(), b.symbols.end())) return std::nullopt;
+  Size out{a.known / b.known, {}};
+  std::set_difference(a.symbols.begin(), a.symbols.end(), b.symbols.begin(), b.symbols.end(),
+                      std::back_inserter(out.symbols));
+  return out;
+}
+
+/// A dim as a size; nullopt for an unknown dim, and for 0 (an empty tensor moves nothing).
+std::optional<Size> size_of(const ir::Dim& dim) {
+  if (dim.is_known()) return dim.value > 0 ? std::optional(Size{dim.value, {}}) : std::nullopt;
+  if (dim.is_symbolic()) return Size{1, {dim.symbol}};
+  return std::nullopt;
+}
+
+/// One factor of a dim of the chain's start x; a Gather fixes it to one index.
+struct Atom {
+  Size size;
+  bool fixed = false;
+  int64_t index = 0;
+};
+
+/// A value of a chain as a view of the chain's start x: x's dims split into atoms (outer to
+/// inner), and the value's dims as the atoms they hold, in order. Dims of size 1 hold none.
+class View {
+ public:
+  explicit View(const ir::Shape& x) {
+    valid_ = x.rank_known;
+    for (const ir::Dim& dim : x.dims) {
+      const std::optional<Size> size = size_of(dim);
+      if (!size) valid_ = false;
+      source_.emplace_back();
+      if (size && !(*size == Size{})) {
+        source_.back().push_back(static_cast<int>(atoms_.size()));
+        atoms_.push_back({*size});
+      }
+    }
+    dims_ = source_;
+  }
+
+  bool valid() const { return valid_; }
+  const std::vector<Atom>& atoms() const { return atoms_; }
+  const std::vector<std::vector<int>>& source() const { return source_; }
+  const std::vector<std::vector<int>>& dims() const { return dims_; }
+
+  /// Follows one data-movement node; false when it cannot be followed.
+  bool apply(const ir::Graph& graph, const ir::Node& node) {
+    if (!valid_) return false;
+    switch (node.op) {
+      case ir::OpKind::kIdentity: return true;
+      case ir::OpKind::kTranspose: return transpose(node.attrs.get_ints("perm", {}));
+      case ir::OpKind::kSqueeze: return squeeze(node.attrs.get_ints("axes", {}));
+      case ir::OpKind::kUnsqueeze: return unsqueeze(node.attrs.get_ints("axes", {}));
+      case ir::OpKind::kReshape: return reshape(graph.value(node.outputs[0]).type.shape);
+      case ir::OpKind::kFlatten: return flatten(node.attrs.get_int("axis", 1));
+      case ir::OpKind::kGather: return gather(graph, node);
+      default: return false;
+    }
+  }
+
+  /// The size of an atom list.
+  std::optional<Size> size_of_atoms(const std::vector<int>& list) const {
+    Size out;
+    for (int atom : list) {
+      const std::optional<Size> next = times(out, atoms_[static_cast<std::size_t>(atom)].size);
+      if (!next) return std::nullopt;
+      out = *next;
+    }
+    return out;
+  }
+
+ private:
+  bool transpose(const std::vector<int64_t>& perm) {
+    if (perm.size() != dims_.size()) return false;
+    std::vector<std::vector<int>> out;
+    for (int64_t axis : perm) {
+      if (axis < 0 || axis >= static_cast<int64_t>(dims_.size())) return false;
+      out.push_back(dims_[static_cast<std::size_t>(axis)]);
+    }
+    dims_ = std::move(out);
+    return true;
+  }
+
+  bool squeeze(const std::vector<int64_t>& axes) {
+    std::set<int64_t> drop(axes.begin(), axes.end());
+    std::vector<std::vector<int>> out;
+    for (std::size_t i = 0; i < dims_.size(); ++i) {
+      if (!drop.count(static_cast<int64_t>(i))) {
+        out.push_back(dims_[i]);
+      } else if (!dims_[i].empty()) {
+        return false;  // Not a dim of size 1 for every value of the symbols.
+      }
+    }
+    if (out.size() + drop.size() != dims_.size()) return false;
+    dims_ = std::move(out);
+    return true;
+  }
+
+  bool unsqueeze(std::vector<int64_t> axes) {
+    std::sort(axes.begin(), axes.end());
+    const auto rank = static_cast<int64_t>(dims_.size() + axes.size());
+    for (int64_t axis : axes) {
+      if (axis < 0 || axis >= rank || axis > static_cast<int64_t>(dims_.size())) return false;
+      dims_.insert(dims_.begin() + axis, std::vector<int>{});
+    }
+    return true;
+  }
+
+  bool flatten(int64_t axis) {
+    const auto rank = static_cast<int64_t>(dims_.size());
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis > rank) return false;
+    std::vector<int> outer, inner;
+    for (int64_t i = 0; i < rank; ++i) {
+      const std::vector<int>& dim = dims_[static_cast<std::size_t>(i)];
+      (i < axis ? outer : inner).insert((i < axis ? outer : inner).end(), dim.begin(), dim.end());
+    }
+    const std::optional<Size> a = size_of_atoms(outer), b = size_of_atoms(inner);
+    return a && b && regroup({*a, *b});
+  }
+
+  /// The Reshape's output dims as sizes: its type's, with at most one unknown dim worked out from
+  /// the element count.
+  bool reshape(const ir::Shape& out) {
+    if (!out.rank_known) return false;
+    std::vector<std::optional<Size>> sizes;
+    for (const ir::Dim& dim : out.dims) sizes.push_back(size_of(dim));
+    const auto unknown = std::count(sizes.begin(), sizes.end(), std::nullopt);
+    if (unknown > 1) return false;
+    if (unknown == 1) {
+      for (std::size_t i = 0; i < out.dims.size(); ++i) {
+        if (!sizes[i] && out.dims[i].is_known()) return false;  // A 0: nothing to move.
+      }
+      std::vector<int> all;
+      for (const std::vector<int>& dim : dims_) all.insert(all.end(), dim.begin(), dim.end());
+      std::optional<Size> rest = size_of_atoms(all);
+      for (const std::optional<Size>& size : sizes) {
+        if (size && rest) rest = over(*rest, *size);
+      }
+      if (!rest) return false;
+      *std::find(sizes.begin(), sizes.end(), std::nullopt) = rest;
+    }
+    std::vector<Size> targets;
+    for (const std::optional<Size>& size : sizes) targets.push_back(*size);
+    return regroup(targets);
+  }
+
+  /// The current dims' atoms, in order, grouped into `targets`, splitting an atom where a target
+  /// ends inside it.
+  bool regroup(const std::vector<Size>& targets) {
+    std::vector<int> flat;
+    for (const std::vector<int>& dim : dims_) flat.insert(flat.end(), dim.begin(), dim.end());
+    std::vector<std::vector<int>> out;
+    std::size_t at = 0;
+    for (const Size& target : targets) {
+      std::vector<int> group;
+      Size held;
+      while (!(held == target)) {
+        const std::optional<Size> rest = over(target, held);
+        if (!rest || at == flat.size()) return false;
+        const int atom = flat[at];
+        const Size size = atoms_[static_cast<std::size_t>(atom)].size;
+        if (over(*rest, size)) {
+          group.push_back(atom);
+          held = *times(held, size);
+          ++at;
+        } else {
+          const std::optional<std::pair<int, int>> parts = split(atom, *rest);
+          if (!parts) return false;
+          flat[at] = parts->second;
+          group.push_back(parts->first);
+          held = target;
+        }
+      }
+      out.push_back(std::move(group));
+    }
+    if (at != flat.size()) return false;
+    dims_ = std::move(out);
+    return true;
+  }
+
+  /// Splits `atom` into an outer atom of size `outer` and an inner one; their ids.
+  std::optional<std::pair<int, int>> split(int atom, const Size& outer) {
+    const Atom whole = atoms_[static_cast<std::size_t>(atom)];
+    const std::optional<Size> inner = over(whole.size, outer);
+    if (whole.fixed || !inner || *inner == Size{} || outer == Size{}) return std::nullopt;
+    const int a = static_cast<int>(atoms_.size());
+    atoms_.push_back({outer});
+    atoms_.push_back({*inner});
+    auto replace = [atom, a](std::vector<std::vector<int>>& lists) {
+      for (std::vector<int>& list : lists) {
+        auto found = std::find(list.begin(), list.end(), atom);
+        if (found == list.end()) continue;
+        *found = a + 1;
+        list.insert(found, a);
+      }
+    };
+    replace(source_);
+    replace(dims_);
+    return std::pair(a, a + 1);
+  }
+
+  /// Gather of one constant index along a dim that is one atom of known size.
+  bool gather(const ir::Graph& graph, const ir::Node& node) {
+    const ir::Value& indices = graph.value(node.inputs[1]);
+    if (!indices.data || indices.data->num_elements() != 1 || indices.data->rank() > 1) return false;
+    if (indices.data->dtype() != ir::DataType::kInt64 && indices.data->dtype() != ir::DataType::kInt32) return false;
+    const auto rank = static_cast<int64_t>(dims_.size());
+    int64_t axis = node.attrs.get_int("axis", 0);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return false;
+    std::vector<int>& dim = dims_[static_cast<std::size_t>(axis)];
+    if (dim.size() != 1) return false;
+    Atom& atom = atoms_[static_cast<std::size_t>(dim[0])];
+    if (!atom.size.is_known()) return false;
+    int64_t index = indices.data->to_int64s()[0];
+    if (index < 0) index += atom.size.known;
+    if (index < 0 || index >= atom.size.known) return false;
+    atom.fixed = true;
+    atom.index = index;
+    if (indices.data->rank() == 0) {
+      dims_.erase(dims_.begin() + axis);
+    } else {
+      dim.clear();
+    }
+    return true;
+  }
+
+  bool valid_ = true;
+  std::vector<Atom> atoms_;
+  std::vector<std::vector<int>> source_;
+  std::vector<std::vector<int>> dims_;
+};
+
+/// How a view is written from x: a Reshape of x into runs of atoms (when x's dims are not
+/// already those runs), a Gather per fixed atom (highest axis first), a Transpose into the view's
+/// order, and a Reshape into the view's dims.
+struct Plan {
+  std::optional<std::vector<int64_t>> split;
+  std::vector<std::pair<int64_t, int64_t>> gathers;  ///< (axis, index).
+  std::optional<std::vector<int64_t>> perm;
+  std::optional<std::vector<int64_t>> merge;
+};
+
+/// A literal Reshape target for dims of the given sizes; entry i is 0 where `copies[i]` (the
+/// input's dim i is that very dim), else a known size, or one -1 beside known positive sizes.
+std::optional<std::vector<int64_t>> literal_target(const std::vector<Size>& sizes, const std::vector<bool>& copies) {
+  std::vector<int64_t> target;
+  int open = -1;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (copies[i]) {
+      target.push_back(0);
+    } else if (sizes[i].is_known()) {
+      target.push_back(sizes[i].known);
+    } else {
+      if (open >= 0) return std::nullopt;
+      open = static_cast<int>(i);
+      target.push_back(-1);
+    }
+  }
+  if (open >= 0 && std::count(target.begin(), target.end(), 0) > 0) return std::nullopt;
+  return target;
+}
+
+/// A run of x's atoms that stays together up to the view: same dim of x, same dim of the view,
+/// consecutive in both.
+struct Run {
+  std::vector<int> atoms;
+  std::size_t axis = 0;
+  bool fixed = false;
+};
+
+std::optional<Plan> plan_of(const View& view) {
+  const std::vector<Atom>& atoms = view.atoms();
+  std::map<int, std::pair<std::size_t, std::size_t>> place;  // atom -> (view dim, position in the view's order)
+  std::size_t order = 0;
+  for (std::size_t d = 0; d < view.dims().size(); ++d) {
+    for (int atom : view.dims()[d]) place[atom] = {d, order++};
+  }
+  std::vector<Run> runs;
+  for (std::size_t axis = 0; axis < view.source().size(); ++axis) {
+    for (int atom : view.source()[axis]) {
+      const bool fixed = atoms[static_cast<std::size_t>(atom)].fixed;
+      if (!fixed && !place.count(atom)) return std::nullopt;
+      if (!fixed && !runs.empty() && !runs.back().fixed && runs.back().axis == axis) {
+        const auto [dim, at] = place.at(runs.back().atoms.back());
+        if (place.at(atom).first == dim && place.at(atom).second == at + 1) {
+          runs.back().atoms.push_back(atom);
+          continue;
+        }
+      }
+      runs.push_back({{atom}, axis, fixed});
+    }
+  }
+  Plan plan;
+  const std::size_t rank = view.source().size();
+  bool same = runs.size() == rank;
+  std::vector<Size> sizes;
+  std::vector<bool> copies;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const bool whole = runs[i].axis == i && runs[i].atoms.size() == view.source()[i].size();
+    same = same && whole;
+    sizes.push_back(*view.size_of_atoms(runs[i].atoms));
+    copies.push_back(whole);
+  }
+  if (!same) {
+    plan.split = literal_target(sizes, copies);
+    if (!plan.split) return std::nullopt;
+  }
+  std::vector<Run> kept;
+  for (std::size_t i = runs.size(); i-- > 0;) {
+    if (runs[i].fixed) plan.gathers.emplace_back(i, atoms[static_cast<std::size_t>(runs[i].atoms[0])].index);
+  }
+  for (const Run& run : runs) {
+    if (!run.fixed) kept.push_back(run);
+  }
+  std::vector<int64_t> perm(kept.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
+    return place.at(kept[static_cast<std::size_t>(a)].atoms[0]).second <
+           place.at(kept[static_cast<std::size_t>(b)].atoms[0]).second;
+  });
+  if (!std::is_sorted(perm.begin(), perm.end())) plan.perm = perm;
+  // The view's dims, each a run of the transposed runs (or none, for a dim of size 1).
+  std::vector<Size> dims;
+  std::vector<bool> dim_copies;
+  std::size_t next = 0;
+  bool merged = view.dims().size() == kept.size();
+  for (std::size_t d = 0; d < view.dims().size(); ++d) {
+    const std::optional<Size> size = view.size_of_atoms(view.dims()[d]);
+    if (!size) return std::nullopt;
+    std::size_t runs_here = 0;
+    for (std::size_t held = 0; held < view.dims()[d].size(); ++runs_here) {
+      if (next + runs_here >= perm.size()) return std::nullopt;
+      held += kept[static_cast<std::size_t>(perm[next + runs_here])].atoms.size();
+    }
+    dims.push_back(*size);
+    dim_copies.push_back(runs_here == 1 && next == d);
+    merged = merged && runs_here == 1;
+    next += runs_here;
+  }
+  if (!merged) {
+    plan.merge = literal_target(dims, dim_copies);
+    if (!plan.merge) return std::nullopt;
+  }
+  return plan;
+}
+
+/// The nodes a tree already wrote, so that its values share them.
+using Written = std::map<std::pair<ir::ValueId, std::string>, ir::ValueId>;
+
+std::string key_of(const std::string& op, const std::vector<int64_t>& values) {
+  std::string key = op;
+  for (int64_t v : values) key += " " + std::to_string(v);
+  return key;
+}
+
+std::optional<ir::ValueId> reshaped(ir::Graph& graph, ir::ValueId x, const std::vector<int64_t>& target,
+                                    const std::string& name, Written& written) {
+  const auto key = std::pair(x, key_of("reshape", target));
+  if (auto found = written.find(key); found != written.end()) return found->second;
+  ir::Attributes attrs;
+  attrs.set("shape", target);
+  attrs.set("allowzero", int64_t{0});
+  const std::optional<ir::ValueId> out = add_canonical_node(graph, ir::OpKind::kReshape, {x}, std::move(attrs), name + "/Reshape");
+  if (out) written[key] = *out;
+  return out;
+}
+
+/// The view written from x by `plan`; nullopt when an op refuses its operands.
+std::optional<ir::ValueId> write(ir::Graph& graph, ir::ValueId x, const Plan& plan, const std::string& name,
+                                 Written& written) {
+  std::optional<ir::ValueId> value = x;
+  if (plan.split) value = reshaped(graph, *value, *plan.split, name, written);
+  for (const auto& [axis, index] : plan.gathers) {
+    if (!value) return std::nullopt;
+    const auto key = std::pair(*value, key_of("gather", {axis, index}));
+    if (auto found = written.find(key); found != written.end()) {
+      value = found->second;
+      continue;
+    }
+    const ir::ValueId indices =
+        graph.add_weight(name + "/index_" + std::to_string(index), ir::share(ir::Tensor::from_int64s({}, {index})));
+    ir::Attributes attrs;
+    attrs.set("axis", axis);
+    const ir::ValueId from = *value;
+    value = add_canonical_node(graph, ir::OpKind::kGather, {from, indices}, std::move(attrs), name + "/Gather");
+    if (value) written[key] = *value;
+  }
+  if (plan.perm && value) {
+    const auto key = std::pair(*value, key_of("transpose", *plan.perm));
+    if (auto found = written.find(key); found != written.end()) {
+      value = found->second;
+    } else {
+      ir::Attributes attrs;
+      attrs.set("perm", *plan.perm);
+      const ir::ValueId from = *value;
+      value = add_canonical_node(graph, ir::OpKind::kTranspose, {from}, std::move(attrs), name + "/Transpose");
+      if (value) written[key] = *value;
+    }
+  }
+  if (plan.merge && value) value = reshaped(graph, *value, *plan.merge, name, written);
+  return value;
+}
+
+/// Whether `written` can stand for `original`: the same dtype and rank, and the same size
+/// wherever both name one.
+bool fits(const ir::TensorType& written, const ir::TensorType& original) {
+  if (written.dtype != original.dtype || !written.shape.rank_known || !original.shape.rank_known) return false;
+  if (written.shape.rank() != original.shape.rank()) return false;
+  for (std::size_t i = 0; i < written.shape.rank(); ++i) {
+    const ir::Dim& a = written.shape.dims[i];
+    const ir::Dim& b = original.shape.dims[i];
+    if ((a.is_known() || a.is_symbolic()) && (b.is_known() || b.is_symbolic()) && a != b) return false;
+  }
+  return true;
+}
+
+bool is_view_node(const ir::Graph& graph, const ir::Node& node) {
+  if (node.outputs.size() != 1 || node.inputs.empty() || node.inputs[0] == ir::kNoValue) return false;
+  switch (node.op) {
+    case ir::OpKind::kIdentity:
+    case ir::OpKind::kTranspose:
+    case ir::OpKind::kSqueeze:
+    case ir::OpKind::kUnsqueeze:
+    case ir::OpKind::kFlatten:
+      return node.inputs.size() == 1;
+    case ir::OpKind::kReshape:
+      return node.inputs.size() == 1;  // The literal form: the run-time form's output dims are unknown.
+    case ir::OpKind::kGather: {
+      if (node.inputs.size() != 2 || node.inputs[1] == ir::kNoValue) return false;
+      const ir::Value& indices = graph.value(node.inputs[1]);
+      return indices.data && indices.data->num_elements() == 1 && indices.data->rank() <= 1;
+    }
+    default:
+      return false;
+  }
+}
+
+/// Data moved: the nodes that copy (Transpose, Gather), the others relabel a buffer.
+std::size_t copies_in(const ir::Graph& graph) {
+  std::size_t count = 0;
+  for (ir::NodeId id : graph.node_ids()) {
+    const ir::OpKind op = graph.node(id).op;
+    count += op == ir::OpKind::kTranspose || op == ir::OpKind::kGather;
+  }
+  return count;
+}
+
+/// One chain tree: a start value and the data-movement nodes reached from it through their data input.
+struct Tree {
+  ir::ValueId start = ir::kNoValue;
+  std::vector<ir::NodeId> nodes;  ///< In the order found (each after the node it reads).
+};
+
+/// The values of `tree` read outside it, each with the nodes from the start to it.
+std::vector<std::pair<ir::ValueId, std::vector<ir::NodeId>>> ends_of(const ir::Graph& graph, const Consumers& consumers,
+                                                                      const Tree& tree) {
+  const std::set<ir::NodeId> inside(tree.nodes.begin(), tree.nodes.end());
+  std::vector<std::pair<ir::ValueId, std::vector<ir::NodeId>>> ends;
+  for (ir::NodeId id : tree.nodes) {
+    const ir::ValueId out = graph.node(id).outputs[0];
+    const bool outside = std::any_of(consumers[out].begin(), consumers[out].end(), [&](const auto& use) {
+      return !inside.count(use.first) || use.second != 0;
+    });
+    if (!outside) continue;
+    std::vector<ir::NodeId> path;
+    for (ir::NodeId at = id; at >= 0;) {
+      path.push_back(at);
+      const ir::ValueId in = graph.node(at).inputs[0];
+      at = in == tree.start ? -1 : graph.value(in).producer;
+    }
+    std::reverse(path.begin(), path.end());
+    ends.emplace_back(out, std::move(path));
+  }
+  return ends;
+}
+
+/// Rewrites one tree in `graph`; false (the graph untouched) when that would not take fewer nodes
+/// without more copies.
+bool simplify_tree(ir::Graph& graph, const Consumers& consumers, const Tree& tree) {
+  if (!graph.has_value(tree.start)) return false;
+  for (ir::NodeId id : tree.nodes) {
+    if (!graph.has_node(id)) return false;  // Gone with the readers an earlier tree's rewrite removed.
+  }
+  const ir::Shape& x = graph.value(tree.start).type.shape;
+  ir::Graph candidate = graph;
+  Written written;
+  std::vector<std::pair<ir::ValueId, ir::ValueId>> replacements;
+  for (const auto& [end, path] : ends_of(graph, consumers, tree)) {
+    // The last value on the way to `end` that a plan can write.
+    for (std::size_t length = path.size(); length > 0; --length) {
+      View view(x);
+      bool followed = true;
+      for (std::size_t i = 0; i < length && followed; ++i) followed = view.apply(graph, graph.node(path[i]));
+      const std::optional<Plan> plan = followed ? plan_of(view) : std::nullopt;
+      if (!plan) continue;
+      const ir::Node& last = graph.node(path[length - 1]);
+      const ir::ValueId value = last.outputs[0];
+      const std::string name = last.name.empty() ? "view_chain" : last.name;
+      const std::optional<ir::ValueId> out = write(candidate, tree.start, *plan, name, written);
+      if (!out || !fits(candidate.value(*out).type, graph.value(value).type)) continue;
+      if (*out != value) replacements.emplace_back(value, *out);
+      break;
+    }
+  }
+  for (const auto& [from, to] : replacements) candidate.replace_all_uses(from, to);
+  candidate.remove_dead_nodes();
+  if (candidate.node_count() >= graph.node_count() || copies_in(candidate) > copies_in(graph)) return false;
+  graph = std::move(candidate);
+  return true;
+}
+
+}  // namespace
+
+ir::Graph simplify_view_chains(const ir::Graph& graph, ViewChainStats* stats) {
+  ir::Graph result = graph;
+  result.remove_dead_nodes();
+  ViewChainStats counted;
+  const Consumers consumers = graph.consumers();
+  const std::vector<ir::ValueId>& outputs = graph.outputs();
+  const std::set<ir::ValueId> named(outputs.begin(), outputs.end());
+  const std::optional<std::vector<ir::NodeId>> order = graph.topological_order();
+  if (!order) return result;
+  std::map<ir::ValueId, Tree> trees;  // By start; a node joins the tree of the node it reads.
+  std::map<ir::NodeId, ir::ValueId> start_of;
+  for (ir::NodeId id : *order) {
+    const ir::Node& node = graph.node(id);
+    if (!is_view_node(graph, node)) continue;
+    const ir::Value& input = graph.value(node.inputs[0]);
+    const auto parent = input.producer >= 0 ? start_of.find(input.producer) : start_of.end();
+    const ir::ValueId start = parent != start_of.end() ? parent->second : node.inputs[0];
+    if (graph.value(start).kind == ir::ValueKind::kWeight) continue;
+    start_of[id] = start;
+    trees[start].start = start;
+    trees[start].nodes.push_back(id);
+  }
+  for (const auto& [start, tree] : trees) {
+    if (tree.nodes.size() < 2) continue;
+    const bool names_output = std::any_of(tree.nodes.begin(), tree.nodes.end(), [&](ir::NodeId id) {
+      return named.count(graph.node(id).outputs[0]) > 0;
+    });
+    if (names_output || named.count(start)) continue;
+    const std::size_t before = result.node_count();
+    if (simplify_tree(result, consumers, tree)) {
+      ++counted.chains;
+      counted.nodes_removed += static_cast<int>(before - result.node_count());
+    }
+  }
+  if (stats) *stats = counted;
+  return result;
+}
+
+}  // namespace graphsub::rewrite
