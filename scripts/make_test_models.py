@@ -157,6 +157,33 @@ def shuffle_stage_end():
     save(model_of(graph), "shuffle_stage_end.onnx")
 
 
+def packed_attention():
+    """The packed q, k, v projection of PyTorch's multi-head attention as its TorchScript export
+    writes it, for a sequence S and batch N: one product, then Reshape [0, 0, 3, 24], Unsqueeze,
+    a 5-D Transpose, Squeeze and a Gather per q, k and v. The chain becomes one Reshape and
+    three Gathers (rewrite/view_chains.h)."""
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["proj"], name="in_proj"),
+        helper.make_node("Reshape", ["proj", "unflatten"], ["parts"], name="unflatten"),
+        helper.make_node("Unsqueeze", ["parts", "axes_0"], ["lifted"], name="unsqueeze"),
+        helper.make_node("Transpose", ["lifted"], ["swapped"], name="transpose", perm=[3, 1, 2, 0, 4]),
+        helper.make_node("Squeeze", ["swapped", "axes_3"], ["packed"], name="squeeze"),
+    ]
+    for i, name in enumerate(("q", "k", "v")):
+        nodes.append(helper.make_node("Gather", ["packed", "index_%d" % i], [name], name="select_" + name, axis=0))
+    nodes += [
+        helper.make_node("Mul", ["q", "k"], ["qk"], name="mul"),
+        helper.make_node("Add", ["qk", "v"], ["y"], name="add"),
+    ]
+    ints = lambda name, values: numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+    graph = helper.make_graph(
+        nodes, "packed_attention", [tensor_info("x", ["S", "N", 24])], [tensor_info("y", ["S", "N", 24])],
+        initializer=[weight("w", [24, 72], 37), ints("unflatten", [0, 0, 3, 24]), ints("axes_0", [0]),
+                     ints("axes_3", [3])] + [numpy_helper.from_array(np.array(i, dtype=np.int64), "index_%d" % i)
+                                             for i in range(3)])
+    save(model_of(graph), "packed_attention.onnx")
+
+
 def conv_relu():
     """y = Relu(Conv(x, w, b)): fusing the Relu into the Conv is undone on export."""
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
@@ -489,7 +516,7 @@ def main():
                   external_data, custom_op, cumulative_sum, input_default, sparse_initializer, sparse_weight,
                   if_outer_scope,
                   typed_tensors, channel_shuffle, shuffle_unit,
-                  shuffle_stage_end, conv_relu, squeeze_excitation, squeeze_excitation_transposed,
+                  shuffle_stage_end, packed_attention, conv_relu, squeeze_excitation, squeeze_excitation_transposed,
                   class_token_head, window_attention, data_shaped_rows, traced_size, near_ties):
         build()
     return 0

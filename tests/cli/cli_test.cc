@@ -262,6 +262,20 @@ TEST_CASE("a channel shuffle read by convolutions is folded into their weights, 
   CHECK(read_file(scratch.path() / "out.onnx").find("Transpose") == std::string::npos);
 }
 
+TEST_CASE("PyTorch's packed q, k, v are read from the projection by Gathers, and compute the same", "[cli]") {
+  // models/packed_attention.onnx: Reshape, Unsqueeze, a 5-D Transpose, Squeeze and three Gathers
+  // (rewrite/view_chains.h), with a symbolic sequence and batch, checked at sizes other than 1.
+  const Scratch scratch("packed_attention");
+  const nlohmann::json json =
+      optimize_report(scratch, "packed_attention.onnx", "--target cpu --check 3 --dim S=5 --dim N=2");
+  CHECK(json["view_chains"]["chains"] == 1);
+  CHECK(json["view_chains"]["nodes_removed"] == 3);
+  CHECK(json["check"]["passed"] == true);
+  const std::string written = read_file(scratch.path() / "out.onnx");
+  CHECK(written.find("Transpose") == std::string::npos);
+  CHECK(written.find("Squeeze") == std::string::npos);
+}
+
 TEST_CASE("the measured target tries its layout forms on what it writes, and measures them", "[cli]") {
   // A squeeze-and-excitation scale: rules/layout.rules writes it as a nearest Resize. Whether the
   // form is kept depends on the measured times, so only the mechanism is checked: it was
