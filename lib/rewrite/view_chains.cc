@@ -59,6 +59,103 @@ struct Atom {
   int64_t index = 0;
 };
 
+/// One entry of a computed Reshape target: a size, or Reshape's code 0 (copy) or -1 (the rest).
+struct Entry {
+  Size size;
+  int64_t code = 1;  ///< 1: `size` holds; 0 or -1: the code.
+};
+
+/// Integer vectors longer than this are data, not shapes.
+constexpr std::size_t kMaxEntries = 16;
+
+/// The entries of a computed Reshape target, followed through the shape arithmetic exporters
+/// write around a symbolic dim (Shape, Gather, Unsqueeze, Squeeze, Concat, Mul, exact Div, Cast,
+/// Identity) down to dims and weights; nullopt when a step is anything else.
+std::optional<std::vector<Entry>> entries_of(const ir::Graph& graph, ir::ValueId id, int depth = 0) {
+  if (depth > 24 || id == ir::kNoValue) return std::nullopt;
+  const ir::Value& value = graph.value(id);
+  if (value.data) {
+    const ir::DataType dtype = value.data->dtype();
+    if ((dtype != ir::DataType::kInt64 && dtype != ir::DataType::kInt32) || value.data->rank() > 1 ||
+        static_cast<std::size_t>(value.data->num_elements()) > kMaxEntries) {
+      return std::nullopt;
+    }
+    std::vector<Entry> out;
+    for (int64_t v : value.data->to_int64s()) {
+      if (v < -1) return std::nullopt;
+      out.push_back(v > 0 ? Entry{{v, {}}, 1} : Entry{{}, v});
+    }
+    return out;
+  }
+  if (value.producer < 0) return std::nullopt;
+  const ir::Node& node = graph.node(value.producer);
+  auto operand = [&](std::size_t i) { return entries_of(graph, node.inputs.at(i), depth + 1); };
+  switch (node.op) {
+    case ir::OpKind::kShape: {
+      const ir::Shape& shape = graph.value(node.inputs[0]).type.shape;
+      if (!shape.rank_known) return std::nullopt;
+      const auto rank = static_cast<int64_t>(shape.rank());
+      auto clamp = [rank](int64_t at) { return std::clamp<int64_t>(at < 0 ? at + rank : at, 0, rank); };
+      const int64_t start = clamp(node.attrs.get_int("start", 0));
+      const int64_t end = std::max(start, clamp(node.attrs.get_int("end", rank)));
+      std::vector<Entry> out;
+      for (int64_t i = start; i < end; ++i) {
+        const std::optional<Size> size = size_of(shape.dims[static_cast<std::size_t>(i)]);
+        if (!size) return std::nullopt;
+        out.push_back({*size, 1});
+      }
+      return out;
+    }
+    case ir::OpKind::kGather: {
+      const std::optional<std::vector<Entry>> data = operand(0), indices = operand(1);
+      if (node.attrs.get_int("axis", 0) != 0 || !data || !indices) return std::nullopt;
+      std::vector<Entry> out;
+      for (const Entry& index : *indices) {
+        int64_t at = index.code == 1 ? index.size.known : index.code;
+        if (index.code == 1 && !index.size.is_known()) return std::nullopt;
+        if (at < 0) at += static_cast<int64_t>(data->size());
+        if (at < 0 || at >= static_cast<int64_t>(data->size())) return std::nullopt;
+        out.push_back((*data)[static_cast<std::size_t>(at)]);
+      }
+      return out;
+    }
+    case ir::OpKind::kUnsqueeze:
+    case ir::OpKind::kSqueeze:
+    case ir::OpKind::kIdentity:
+    case ir::OpKind::kCast:
+      return node.inputs.size() == 1 || node.op == ir::OpKind::kCast ? operand(0) : std::nullopt;
+    case ir::OpKind::kReshape:
+      return node.inputs.size() == 1 ? operand(0) : std::nullopt;
+    case ir::OpKind::kConcat: {
+      if (node.attrs.get_int("axis", 0) != 0 && node.attrs.get_int("axis", 0) != -1) return std::nullopt;
+      std::vector<Entry> out;
+      for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+        const std::optional<std::vector<Entry>> part = operand(i);
+        if (!part) return std::nullopt;
+        out.insert(out.end(), part->begin(), part->end());
+      }
+      return out.size() <= kMaxEntries ? std::optional(out) : std::nullopt;
+    }
+    case ir::OpKind::kMul:
+    case ir::OpKind::kDiv: {
+      const std::optional<std::vector<Entry>> a = operand(0), b = operand(1);
+      if (!a || !b || (a->size() != b->size() && a->size() != 1 && b->size() != 1)) return std::nullopt;
+      std::vector<Entry> out;
+      for (std::size_t i = 0; i < std::max(a->size(), b->size()); ++i) {
+        const Entry& x = (*a)[a->size() == 1 ? 0 : i];
+        const Entry& y = (*b)[b->size() == 1 ? 0 : i];
+        if (x.code != 1 || y.code != 1) return std::nullopt;
+        const std::optional<Size> size = node.op == ir::OpKind::kMul ? times(x.size, y.size) : over(x.size, y.size);
+        if (!size) return std::nullopt;
+        out.push_back({*size, 1});
+      }
+      return out;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
 /// A value of a chain as a view of the chain's start x: x's dims split into atoms (outer to
 /// inner), and the value's dims as the atoms they hold, in order. Dims of size 1 hold none.
 class View {
@@ -90,7 +187,9 @@ class View {
       case ir::OpKind::kTranspose: return transpose(node.attrs.get_ints("perm", {}));
       case ir::OpKind::kSqueeze: return squeeze(node.attrs.get_ints("axes", {}));
       case ir::OpKind::kUnsqueeze: return unsqueeze(node.attrs.get_ints("axes", {}));
-      case ir::OpKind::kReshape: return reshape(graph.value(node.outputs[0]).type.shape);
+      case ir::OpKind::kReshape:
+        return node.inputs.size() == 1 ? reshape(graph.value(node.outputs[0]).type.shape)
+                                       : reshape_to(entries_of(graph, node.inputs[1]), node.attrs.get_int("allowzero", 0));
       case ir::OpKind::kFlatten: return flatten(node.attrs.get_int("axis", 1));
       case ir::OpKind::kGather: return gather(graph, node);
       default: return false;
@@ -163,13 +262,18 @@ class View {
   bool reshape(const ir::Shape& out) {
     if (!out.rank_known) return false;
     std::vector<std::optional<Size>> sizes;
-    for (const ir::Dim& dim : out.dims) sizes.push_back(size_of(dim));
+    for (const ir::Dim& dim : out.dims) {
+      if (dim.is_known() && dim.value == 0) return false;  // Nothing to move.
+      sizes.push_back(size_of(dim));
+    }
+    return regroup_sizes(std::move(sizes));
+  }
+
+  /// regroup with at most one size not given, worked out from the element count.
+  bool regroup_sizes(std::vector<std::optional<Size>> sizes) {
     const auto unknown = std::count(sizes.begin(), sizes.end(), std::nullopt);
     if (unknown > 1) return false;
     if (unknown == 1) {
-      for (std::size_t i = 0; i < out.dims.size(); ++i) {
-        if (!sizes[i] && out.dims[i].is_known()) return false;  // A 0: nothing to move.
-      }
       std::vector<int> all;
       for (const std::vector<int>& dim : dims_) all.insert(all.end(), dim.begin(), dim.end());
       std::optional<Size> rest = size_of_atoms(all);
@@ -182,6 +286,26 @@ class View {
     std::vector<Size> targets;
     for (const std::optional<Size>& size : sizes) targets.push_back(*size);
     return regroup(targets);
+  }
+
+  /// A Reshape to a computed target: 0 copies the current dim at its position (without
+  /// allowzero), one -1 takes the rest of the element count.
+  bool reshape_to(const std::optional<std::vector<Entry>>& entries, int64_t allowzero) {
+    if (!entries || allowzero != 0) return false;
+    std::vector<std::optional<Size>> sizes;
+    for (std::size_t i = 0; i < entries->size(); ++i) {
+      const Entry& entry = (*entries)[i];
+      if (entry.code == 1) {
+        sizes.push_back(entry.size);
+      } else if (entry.code == 0) {
+        if (i >= dims_.size()) return false;
+        sizes.push_back(size_of_atoms(dims_[i]));
+        if (!sizes.back()) return false;
+      } else {
+        sizes.push_back(std::nullopt);
+      }
+    }
+    return regroup_sizes(std::move(sizes));
   }
 
   /// The current dims' atoms, in order, grouped into `targets`, splitting an atom where a target
@@ -442,6 +566,13 @@ std::optional<ir::ValueId> write(ir::Graph& graph, ir::ValueId x, const Plan& pl
   return value;
 }
 
+/// Whether a dim names one size: a known size, or a symbol other than the placeholders ONNX's
+/// shape inference makes up for a size it cannot work out ("unk__12": it says nothing about
+/// which size that is).
+bool names_size(const ir::Dim& dim) {
+  return dim.is_known() || (dim.is_symbolic() && dim.symbol.rfind("unk__", 0) != 0);
+}
+
 /// Whether `written` can stand for `original`: the same dtype and rank, and the same size
 /// wherever both name one.
 bool fits(const ir::TensorType& written, const ir::TensorType& original) {
@@ -450,7 +581,7 @@ bool fits(const ir::TensorType& written, const ir::TensorType& original) {
   for (std::size_t i = 0; i < written.shape.rank(); ++i) {
     const ir::Dim& a = written.shape.dims[i];
     const ir::Dim& b = original.shape.dims[i];
-    if ((a.is_known() || a.is_symbolic()) && (b.is_known() || b.is_symbolic()) && a != b) return false;
+    if (names_size(a) && names_size(b) && a != b) return false;
   }
   return true;
 }
@@ -465,7 +596,7 @@ bool is_view_node(const ir::Graph& graph, const ir::Node& node) {
     case ir::OpKind::kFlatten:
       return node.inputs.size() == 1;
     case ir::OpKind::kReshape:
-      return node.inputs.size() == 1;  // The literal form: the run-time form's output dims are unknown.
+      return node.inputs.size() <= 2;  // The run-time form is followed where its target's arithmetic is.
     case ir::OpKind::kGather: {
       if (node.inputs.size() != 2 || node.inputs[1] == ir::kNoValue) return false;
       const ir::Value& indices = graph.value(node.inputs[1]);
@@ -539,6 +670,9 @@ bool simplify_tree(ir::Graph& graph, const Consumers& consumers, const Tree& tre
       const std::string name = last.name.empty() ? "view_chain" : last.name;
       const std::optional<ir::ValueId> out = write(candidate, tree.start, *plan, name, written);
       if (!out || !fits(candidate.value(*out).type, graph.value(value).type)) continue;
+      // The readers were typed from the value replaced: a new value keeps its type, so that the
+      // graph's types stay consistent (its placeholder symbols included).
+      if (*out != tree.start) candidate.set_type(*out, graph.value(value).type);
       if (*out != value) replacements.emplace_back(value, *out);
       break;
     }

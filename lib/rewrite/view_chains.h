@@ -11,8 +11,8 @@ struct ViewChainStats {
   int nodes_removed = 0;  ///< Nodes fewer in the graph afterwards (the shape arithmetic they read included).
 };
 
-/// The graph with its chains of data-movement nodes (Reshape with a literal target, Transpose,
-/// Squeeze, Unsqueeze, Flatten, Identity, and Gather of one constant index) written as at most a
+/// The graph with its chains of data-movement nodes (Reshape, Transpose, Squeeze, Unsqueeze,
+/// Flatten, Identity, and Gather of one constant index) written as at most a
 /// Reshape, the Gathers of the fixed indices, a Transpose and a Reshape, read from the tensor the
 /// chain starts at, wherever that takes fewer nodes and no more copies.
 ///
@@ -30,7 +30,11 @@ struct ViewChainStats {
 ///   Reshape(Transpose(Reshape(x, [16, 16, 32]), [1, 0, 2]), [2, 8, 16, 32])
 ///     ->   Transpose(Reshape(x, [0, 0, 8, 32]), [1, 2, 0, 3])
 ///
-/// The new Reshape targets are literal: a dim copied from the same position (0), a known size,
+/// A Reshape's target is read from its output type, or, where the exporter computes it at run
+/// time, through the arithmetic that computes it (Shape, Gather, Unsqueeze, Concat, Mul, exact
+/// Div, ...) down to the dims it reads; dims of the same name are the same size, and a placeholder
+/// symbol of ONNX's shape inference ("unk__12") names none. The new Reshape targets are literal:
+/// a dim copied from the same position (0), a known size,
 /// or one -1 beside known positive sizes only (so that an empty tensor still reshapes). Where a
 /// value cannot be written so, the chain is cut at the last value on its way that can, and the
 /// nodes after the cut stay. A chain whose values a graph output names is left as it is. Data

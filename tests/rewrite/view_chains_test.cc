@@ -119,6 +119,26 @@ TEST_CASE("view chains: a per-head split with a Reshape on each side becomes one
   }
 }
 
+TEST_CASE("view chains: Reshape targets computed from the dims, as the TorchScript exporter writes them",
+          "[view_chains]") {
+  // q.view(S, N * 3, 8).transpose(0, 1).view(N, 3, S, 8) with S and N read at run time.
+  ir::Graph graph;
+  const ir::ValueId x = input(graph, "x", {S, N, k(24)});
+  const ir::ValueId heads = first(graph, add_inferred(graph, ir::OpKind::kMul, {dim_of(graph, x, 1), ints(graph, {1}, {3})}));
+  const ir::ValueId split_target = concat(graph, {dim_of(graph, x, 0), heads, ints(graph, {1}, {8})});
+  const ir::ValueId split = first(graph, runtime_reshape(graph, x, split_target));
+  const ir::ValueId swapped = transpose(graph, split, {1, 0, 2});
+  const ir::ValueId merge_target =
+      concat(graph, {dim_of(graph, x, 1), ints(graph, {1}, {3}), dim_of(graph, x, 0), ints(graph, {1}, {8})});
+  const ir::ValueId merged = first(graph, runtime_reshape(graph, swapped, merge_target));
+  graph.set_outputs({unary(graph, ir::OpKind::kRelu, merged)});
+  const ir::Graph result = rewritten(graph, 1);
+  CHECK(count_of(result, ir::OpKind::kReshape) == 1);
+  CHECK(count_of(result, ir::OpKind::kShape) == 0);
+  CHECK(count_of(result, ir::OpKind::kConcat) == 0);
+  CHECK(perm_of(result) == std::vector<int64_t>{1, 2, 0, 3});
+}
+
 TEST_CASE("view chains: a chain that undoes itself reads its start", "[view_chains]") {
   ir::Graph graph;
   const ir::ValueId x = input(graph, "x", {N, k(6)});
