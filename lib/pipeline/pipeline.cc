@@ -864,7 +864,9 @@ class Run {
 
   int shuffles_changed() const { return shuffles_.as_gather + shuffles_.into_convolutions; }
 
-  bool rewritten_before_search() const { return narrowings_ > 0 || einsums_lowered_ > 0 || shuffles_changed() > 0; }
+  bool rewritten_before_search() const {
+    return narrowings_ > 0 || einsums_lowered_ > 0 || shuffles_changed() > 0 || view_chains_.chains > 0;
+  }
 
   bool changed_by_search_or_narrowing(const search::SearchResult& result) const {
     return !result.steps.empty() || rewritten_before_search();
@@ -877,6 +879,7 @@ class Run {
     if (narrowings_ > 0) text += ", " + std::to_string(narrowings_) + " narrowing rewrites";
     if (einsums_lowered_ > 0) text += ", " + std::to_string(einsums_lowered_) + " Einsums as MatMul";
     if (shuffles_changed() > 0) text += ", " + std::to_string(shuffles_changed()) + " channel shuffles rewritten";
+    if (view_chains_.chains > 0) text += ", " + std::to_string(view_chains_.chains) + " data-movement chains shortened";
     if (shapes_.nodes_removed > 0) text += ", " + std::to_string(shapes_.nodes_removed) + " nodes of shape arithmetic resolved";
     return text;
   }
