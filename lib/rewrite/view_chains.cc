@@ -174,7 +174,6 @@ class View {
     dims_ = source_;
   }
 
-  bool valid() const { return valid_; }
   const std::vector<Atom>& atoms() const { return atoms_; }
   const std::vector<std::vector<int>>& source() const { return source_; }
   const std::vector<std::vector<int>>& dims() const { return dims_; }
