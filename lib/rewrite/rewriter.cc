@@ -215,7 +215,11 @@ class Rewrite {
         if (!produced_by_match((*from)[i])) return what + ": the source value is not produced by the match";
         const ir::TensorType& want = graph_.value((*from)[i]).type;
         const ir::TensorType& got = graph_.value((*to)[i]).type;
-        if (want != got && !ir::generalizes(got, want)) {
+        // A target value of unknown rank says nothing of its shape: where the rule holds only
+        // for equal types (a Reshape to its input's own shape), taking it as the source's type
+        // would replace a tensor by one of another rank (an opaque node's output).
+        const bool rank_unknown = want.shape.rank_known && !got.shape.rank_known;
+        if (want != got && (rank_unknown || !ir::generalizes(got, want))) {
           return what + ": types differ, " + ir::to_string(want) + " vs " + ir::to_string(got);
         }
         pairs.emplace_back((*from)[i], (*to)[i]);

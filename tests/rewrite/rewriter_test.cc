@@ -212,6 +212,35 @@ TEST_CASE("a target value whose type knows less than the source's takes the sour
                               typed("a")));
 }
 
+const char* const kIdentityReshape = R"(
+rule eliminate-identity-reshape
+  source
+    y = Reshape(x)
+  target
+  map y -> x
+end
+)";
+
+TEST_CASE("a target value of unknown rank does not take the source's type") {
+  // Reshape(o, [2, 3]) where o is an opaque node's output whose rank nothing knows (in the
+  // rotary embedding node tests, a Concat of two rank-5 tensors): that the Reshape keeps its
+  // input is not known, so eliminating it must not take o for a [2, 3] tensor.
+  const rules::Rule rule = parse_rule(kIdentityReshape);
+  ir::Graph graph;
+  const ir::ValueId x = graph.add_input("x", testing::float_type({2, 3, 1}));
+  const ir::NodeId opaque = graph.add_node(ir::OpKind::kOpaque, {x}, {{ir::TensorType{ir::DataType::kFloat, {}}, "o"}},
+                                           {}, "op", std::make_shared<ir::OpaqueInfo>());
+  ir::Attributes shape;
+  shape.set("shape", std::vector<int64_t>{2, 3});
+  const ir::NodeId reshape = add_canonical(graph, ir::OpKind::kReshape, {out(graph, opaque)}, shape);
+  graph.set_outputs({out(graph, reshape)});
+  const std::vector<Match> matches = Matcher::find(graph, rule);
+  REQUIRE(matches.size() == 1);
+  std::string why_not;
+  CHECK_FALSE(apply(graph, matches[0], &why_not));
+  CHECK(why_not == "eliminate-identity-reshape: map y -> x: types differ, float32[2,3] vs float32[*]");
+}
+
 const char* const kBadConcat = R"(
 rule bad-concat
   source
