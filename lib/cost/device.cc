@@ -72,7 +72,7 @@ OpFamily op_family(ir::OpKind kind) {
       return OpFamily::kElementwise;
     case K::kEnlarge: case K::kTranspose: case K::kConcat: case K::kSplit: case K::kReshape:
     case K::kFlatten: case K::kSqueeze: case K::kUnsqueeze: case K::kResize: case K::kShape:
-    case K::kGather: case K::kGatherElements: case K::kGatherND: case K::kSlice: case K::kPad: case K::kExpand:
+    case K::kGather: case K::kGatherElements: case K::kGatherND: case K::kScatterND: case K::kSlice: case K::kPad: case K::kExpand:
     case K::kConstantOfShape: case K::kRange: case K::kTile: case K::kConstIdentityConv:
     case K::kConstIdentityMatrix: case K::kConstOnes: case K::kConstPool:
       return OpFamily::kDataMovement;

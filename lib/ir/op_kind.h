@@ -75,6 +75,7 @@ enum class OpKind : uint8_t {
   kGather,
   kGatherElements,
   kGatherND,
+  kScatterND,
   kCast,
   kSlice,
   kPad,

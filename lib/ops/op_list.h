@@ -74,11 +74,13 @@ OpDef unsqueeze_op();
 OpDef resize_op();
 
 // Shape computation and indexing: shape.cc, gather.cc, gather_elements.cc, cast.cc, slice.cc, pad.cc,
-// expand.cc, constant_of_shape.cc, range.cc, where.cc, tile.cc, dropout.cc, gather_nd.cc.
+// expand.cc, constant_of_shape.cc, range.cc, where.cc, tile.cc, dropout.cc, gather_nd.cc,
+// scatter_nd.cc.
 OpDef shape_op();
 OpDef gather_op();
 OpDef gather_elements_op();
 OpDef gather_nd_op();
+OpDef scatter_nd_op();
 OpDef cast_op();
 OpDef slice_op();
 OpDef pad_op();

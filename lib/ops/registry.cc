@@ -76,6 +76,7 @@ std::vector<OpDef> all_ops() {
       gather_op(),
       gather_elements_op(),
       gather_nd_op(),
+      scatter_nd_op(),
       cast_op(),
       slice_op(),
       pad_op(),
