@@ -184,6 +184,70 @@ def packed_attention():
     save(model_of(graph), "packed_attention.onnx")
 
 
+def shifted_windows():
+    """Swin-style window partition as the TorchScript exporter writes it, for a batch N of 6 x 6
+    maps in windows of 4: the pad to a multiple of 4 computed from the dims (Mod, Sub), its pads
+    laid out as torch's F.pad does (Concat, Reshape [-1, 2], a reversing Slice, Transpose,
+    Reshape [-1]), the windows' Reshape target computed from the padded tensor's Shape, and a
+    mask built at run time by ScatterND into a ConstantOfShape of the padded size. Import leaves
+    the Pad opaque (its pads are computed); once they are folded it is modelled, its output typed,
+    and every Shape after it resolves: the mask becomes a weight."""
+    ints = lambda name, values: numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+    scalar = lambda name, value: numpy_helper.from_array(np.array(value, dtype=np.int64), name)
+    nodes = [helper.make_node("Shape", ["x"], ["dims"], name="dims")]
+    for axis, name in ((1, "pad_h"), (2, "pad_w")):
+        nodes += [
+            helper.make_node("Gather", ["dims", "axis_%d" % axis], [name + "_size"], name=name + "_size", axis=0),
+            helper.make_node("Mod", [name + "_size", "four"], [name + "_rest"], name=name + "_rest"),
+            helper.make_node("Sub", ["four", name + "_rest"], [name + "_gap"], name=name + "_gap"),
+            helper.make_node("Mod", [name + "_gap", "four"], [name], name=name),
+            helper.make_node("Unsqueeze", [name, "axes_0"], [name + "_1d"], name=name + "_1d"),
+        ]
+    nodes += [
+        helper.make_node("Concat", ["zeros_3", "pad_w_1d", "zero_1", "pad_h_1d", "zeros_2"], ["pairs"],
+                         name="pairs", axis=0),
+        helper.make_node("Reshape", ["pairs", "by_pair"], ["pair_rows"], name="pair_rows"),
+        helper.make_node("Slice", ["pair_rows", "minus_1", "very_negative", "axes_0", "minus_1"], ["axis_rows"],
+                         name="axis_rows"),
+        helper.make_node("Transpose", ["axis_rows"], ["begins_ends"], name="begins_ends", perm=[1, 0]),
+        helper.make_node("Reshape", ["begins_ends", "flat"], ["pads"], name="pads"),
+        helper.make_node("Pad", ["x", "pads"], ["padded"], name="pad"),
+        helper.make_node("Shape", ["padded"], ["padded_dims"], name="padded_dims"),
+    ]
+    for axis, name in ((0, "batch"), (1, "rows"), (2, "cols")):
+        nodes.append(helper.make_node("Gather", ["padded_dims", "axis_%d" % axis], [name], name=name, axis=0))
+    for name in ("rows", "cols"):
+        nodes += [helper.make_node("Div", [name, "four"], [name + "_windows"], name=name + "_windows"),
+                  helper.make_node("Unsqueeze", [name + "_windows", "axes_0"], [name + "_windows_1d"],
+                                   name=name + "_windows_1d"),
+                  helper.make_node("Unsqueeze", [name, "axes_0"], [name + "_1d"], name=name + "_1d")]
+    fill = lambda value: helper.make_tensor("fill", FLOAT, [1], [value])
+    nodes += [
+        helper.make_node("Unsqueeze", ["batch", "axes_0"], ["batch_1d"], name="batch_1d"),
+        helper.make_node("Concat", ["batch_1d", "rows_windows_1d", "four_1d", "cols_windows_1d", "four_1d", "four_1d"],
+                         ["window_dims"], name="window_dims", axis=0),
+        helper.make_node("Reshape", ["padded", "window_dims"], ["split_windows"], name="split_windows"),
+        helper.make_node("Transpose", ["split_windows"], ["windows"], name="windows", perm=[0, 1, 3, 2, 4, 5]),
+        helper.make_node("Concat", ["rows_1d", "cols_1d"], ["mask_size"], name="mask_size", axis=0),
+        helper.make_node("ConstantOfShape", ["mask_size"], ["blank"], name="blank", value=fill(0.0)),
+        helper.make_node("Concat", ["two_1d", "cols_1d"], ["band_size"], name="band_size", axis=0),
+        helper.make_node("ConstantOfShape", ["band_size"], ["bands"], name="bands", value=fill(1.0)),
+        helper.make_node("ScatterND", ["blank", "band_rows", "bands"], ["mask"], name="mask"),
+        helper.make_node("Reshape", ["mask", "mask_windows"], ["mask_split"], name="mask_split"),
+        helper.make_node("Transpose", ["mask_split"], ["mask_by_window"], name="mask_by_window", perm=[0, 2, 1, 3]),
+        helper.make_node("Unsqueeze", ["mask_by_window", "axes_0_5"], ["mask_6d"], name="mask_6d"),
+        helper.make_node("Add", ["windows", "mask_6d"], ["y"], name="add_mask"),
+    ]
+    graph = helper.make_graph(
+        nodes, "shifted_windows", [tensor_info("x", ["N", 6, 6, 4])], [tensor_info("y", ["N", 2, 2, 4, 4, 4])],
+        initializer=[scalar("axis_0", 0), scalar("axis_1", 1), scalar("axis_2", 2), scalar("four", 4),
+                     ints("four_1d", [4]), ints("two_1d", [2]), ints("axes_0", [0]), ints("zeros_3", [0, 0, 0]),
+                     ints("zero_1", [0]), ints("zeros_2", [0, 0]), ints("by_pair", [-1, 2]), ints("flat", [-1]),
+                     ints("minus_1", [-1]), ints("very_negative", [-(2**63) + 1]),
+                     ints("band_rows", [[0], [5]]), ints("mask_windows", [2, 4, 2, 4]), ints("axes_0_5", [0, 5])])
+    save(model_of(graph), "shifted_windows.onnx")
+
+
 def conv_relu():
     """y = Relu(Conv(x, w, b)): fusing the Relu into the Conv is undone on export."""
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
@@ -516,7 +580,7 @@ def main():
                   external_data, custom_op, cumulative_sum, input_default, sparse_initializer, sparse_weight,
                   if_outer_scope,
                   typed_tensors, channel_shuffle, shuffle_unit,
-                  shuffle_stage_end, packed_attention, conv_relu, squeeze_excitation, squeeze_excitation_transposed,
+                  shuffle_stage_end, packed_attention, shifted_windows, conv_relu, squeeze_excitation, squeeze_excitation_transposed,
                   class_token_head, window_attention, data_shaped_rows, traced_size, near_ties):
         build()
     return 0

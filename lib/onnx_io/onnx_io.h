@@ -59,6 +59,13 @@ ir::Graph import_model(const std::string& path, const ImportOptions& options = {
 /// export folds anyway.
 ir::Graph fold_weight_nodes(const ir::Graph& graph);
 
+/// The graph with each opaque node modelled that import left opaque for want of a constant
+/// operand (a Pad whose pads an exporter computes from the dims) and whose operand has since
+/// become a weight (shape arithmetic resolved, weight-only nodes folded). Modelled as import
+/// would model it, types checked against the node's current ones; a node that still cannot be
+/// modelled stays as it was. `modelled`, when given, is increased by the nodes modelled.
+ir::Graph model_opaque_nodes(const ir::Graph& graph, std::size_t* modelled = nullptr);
+
 /// Options of export.
 struct ExportOptions {
   /// Write weights larger than this many bytes to "<out>.data" beside the model (0: never, unless

@@ -284,6 +284,34 @@ Json check_json(const runtime::CheckReport& report) {
   return {{"passed", report.passed()}, {"executor", report.executor}, {"outputs", outputs}};
 }
 
+/// Shape arithmetic resolved and weight-only nodes folded, round after round until one changes
+/// nothing: folding can compute what the resolution cannot (torch's F.pad flips and transposes
+/// its pads, a 2-D integer tensor), and the next round then types the node that reads it (the
+/// Pad's output dims) and resolves the Shapes of that. `folded_nodes` counts the nodes folding
+/// removed.
+ir::Graph resolved_and_folded(const ir::Graph& weights, rewrite::ShapeArithmeticStats& shapes,
+                              std::size_t& folded_nodes, std::size_t& opaque_modelled) {
+  constexpr int kMaxRounds = 8;
+  ir::Graph graph = weights;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    rewrite::ShapeArithmeticStats stats;
+    std::size_t modelled = 0;
+    const ir::Graph resolved =
+        onnx_io::model_opaque_nodes(rewrite::resolve_shape_arithmetic(graph, &stats), &modelled);
+    ir::Graph folded = onnx_io::fold_weight_nodes(resolved);
+    const std::size_t folded_now = resolved.node_count() - folded.node_count();
+    folded_nodes += folded_now;
+    opaque_modelled += modelled;
+    shapes.constants += stats.constants;
+    shapes.reshapes += stats.reshapes;
+    shapes.attribute_forms += stats.attribute_forms;
+    shapes.nodes_removed += stats.nodes_removed;
+    graph = std::move(folded);
+    if (stats.constants + stats.reshapes + stats.attribute_forms + stats.nodes_removed + modelled + folded_now == 0) break;
+  }
+  return graph;
+}
+
 std::string format(const char* pattern, double a, double b) {
   char text[160];
   std::snprintf(text, sizeof text, pattern, a, b);
@@ -429,8 +457,8 @@ class Run {
     rewrite::ShapeArithmeticStats& shapes = shapes_;
     // Folded before as well as after, so shape arithmetic reads what weight-only nodes compute.
     const ir::Graph weights = onnx_io::fold_weight_nodes(original_);
-    const ir::Graph resolved = rewrite::resolve_shape_arithmetic(weights, &shapes);
-    ir::Graph folded = onnx_io::fold_weight_nodes(resolved);
+    std::size_t folded_nodes = original_.node_count() - weights.node_count();
+    ir::Graph folded = resolved_and_folded(weights, shapes, folded_nodes, opaque_modelled_);
     folded = narrowed(std::move(folded));
     folded = rewrite::lower_einsums(folded, &einsums_lowered_);
     if (einsums_lowered_ > 0) logger("cli")->info("{} Einsums written as the MatMul they are", einsums_lowered_);
@@ -458,10 +486,10 @@ class Run {
     }
     timer_.stop("fold");
     logger("cli")->info("shape arithmetic resolved ahead of time: {} values made constant, {} reshape targets made "
-                        "literal, {} operands read as attributes, {} nodes removed",
-                        shapes.constants, shapes.reshapes, shapes.attribute_forms, shapes.nodes_removed);
-    logger("cli")->info("{} weight-only nodes computed before the search",
-                        original_.node_count() - weights.node_count() + resolved.node_count() - folded.node_count());
+                        "literal, {} operands read as attributes, {} nodes removed, {} opaque nodes modelled",
+                        shapes.constants, shapes.reshapes, shapes.attribute_forms, shapes.nodes_removed,
+                        opaque_modelled_);
+    logger("cli")->info("{} weight-only nodes computed before the search", folded_nodes);
     outcome_.report = {{"input", request_.input},          {"output", request_.output},
                        {"import", import_json(import_stats_)}, {"nodes_before", original_.node_count()},
                        {"target", target_json(target_)}, {"dims", request_.check.dims},
@@ -473,7 +501,8 @@ class Run {
                        {"shape_arithmetic", {{"values_made_constant", shapes.constants},
                                              {"reshape_targets_made_literal", shapes.reshapes},
                                              {"operands_read_as_attributes", shapes.attribute_forms},
-                                             {"nodes_removed", shapes.nodes_removed}}},
+                                             {"nodes_removed", shapes.nodes_removed},
+                                             {"opaque_nodes_modelled", opaque_modelled_}}},
                        {"rules", {{"searched", rules.size()},
                                   {"allow_unverified", request_.allow_unverified},
                                   {"unverified_left_out", searched.unverified_left_out}}}};
@@ -1109,6 +1138,7 @@ class Run {
   onnx_io::ImportStats import_stats_;
   ir::Graph original_;
   rewrite::ShapeArithmeticStats shapes_;
+  std::size_t opaque_modelled_ = 0;  ///< Opaque nodes modelled once their operands were folded.
   int narrowings_ = 0;  ///< Narrowing rewrites applied before the search.
   int search_passes_ = 1;  ///< Kept passes of the measured search, whose steps are counted.
   int einsums_lowered_ = 0;  ///< Einsums written as MatMul before the search.

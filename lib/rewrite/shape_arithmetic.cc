@@ -118,8 +118,9 @@ std::optional<ShapeValue> concat(const ir::Node& node, const Values& values) {
   return out;
 }
 
-/// a op b for known integers; nullopt on overflow or division by zero.
-std::optional<int64_t> arithmetic(ir::OpKind op, int64_t a, int64_t b) {
+/// a op b for known integers; nullopt on overflow or division by zero. Mod is ONNX's integer
+/// Mod without fmod (the result takes the divisor's sign, as Python's %), or C's % with it.
+std::optional<int64_t> arithmetic(ir::OpKind op, int64_t a, int64_t b, bool fmod = false) {
   int64_t out = 0;
   switch (op) {
     case ir::OpKind::kAdd: return __builtin_add_overflow(a, b, &out) ? std::nullopt : std::optional(out);
@@ -128,32 +129,41 @@ std::optional<int64_t> arithmetic(ir::OpKind op, int64_t a, int64_t b) {
     case ir::OpKind::kDiv:
       if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1)) return std::nullopt;
       return a / b;  // ONNX integer Div truncates, as C++ does.
+    case ir::OpKind::kMod:
+      if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1)) return std::nullopt;
+      out = a % b;
+      return !fmod && out != 0 && ((out < 0) != (b < 0)) ? out + b : out;
+    case ir::OpKind::kMin: return std::min(a, b);
+    case ir::OpKind::kMax: return std::max(a, b);
     default: return std::nullopt;
   }
 }
 
-/// One element of an integer Add/Sub/Mul/Div: computed when both are known; a symbol passes
-/// through an identity (+ 0, - 0, * 1, / 1); anything else is unknown.
-Element combine(ir::OpKind op, const Element& a, const Element& b) {
+/// One element of an integer Add/Sub/Mul/Div/Mod/Min/Max: computed when both are known; a symbol
+/// passes through an identity (+ 0, - 0, * 1, / 1); anything else is unknown.
+Element combine(ir::OpKind op, const Element& a, const Element& b, bool fmod) {
   if (a.known && b.known) {
-    const std::optional<int64_t> out = arithmetic(op, a.value, b.value);
+    const std::optional<int64_t> out = arithmetic(op, a.value, b.value, fmod);
     return out ? Element::of(*out) : Element{};
   }
+  const bool additive = op == ir::OpKind::kAdd || op == ir::OpKind::kSub;
+  if (!additive && op != ir::OpKind::kMul && op != ir::OpKind::kDiv) return Element{};
   const bool left_identity = (op == ir::OpKind::kAdd && a.known && a.value == 0) ||
                              (op == ir::OpKind::kMul && a.known && a.value == 1);
-  const bool right_identity = b.known && (b.value == (op == ir::OpKind::kAdd || op == ir::OpKind::kSub ? 0 : 1));
+  const bool right_identity = b.known && (b.value == (additive ? 0 : 1));
   if (left_identity) return b;
   return right_identity ? a : Element{};
 }
 
-std::optional<ShapeValue> binary(ir::OpKind op, const ShapeValue& a, const ShapeValue& b) {
+std::optional<ShapeValue> binary(const ir::Node& node, const ShapeValue& a, const ShapeValue& b) {
   const std::size_t size = std::max(a.elements.size(), b.elements.size());
   const bool broadcast = a.elements.size() == b.elements.size() || a.elements.size() == 1 || b.elements.size() == 1;
   if (!broadcast) return std::nullopt;
+  const bool fmod = node.attrs.get_int("fmod", 0) != 0;
   ShapeValue out{{}, a.scalar && b.scalar};
   for (std::size_t i = 0; i < size; ++i) {
-    out.elements.push_back(combine(op, a.elements[a.elements.size() == 1 ? 0 : i],
-                                   b.elements[b.elements.size() == 1 ? 0 : i]));
+    out.elements.push_back(combine(node.op, a.elements[a.elements.size() == 1 ? 0 : i],
+                                   b.elements[b.elements.size() == 1 ? 0 : i], fmod));
   }
   return out;
 }
@@ -236,7 +246,10 @@ std::optional<ShapeValue> evaluate(const ir::Graph& graph, const ir::Node& node,
     case ir::OpKind::kAdd:
     case ir::OpKind::kSub:
     case ir::OpKind::kMul:
-    case ir::OpKind::kDiv: return input(1) ? binary(node.op, first, *input(1)) : std::nullopt;
+    case ir::OpKind::kDiv:
+    case ir::OpKind::kMod: return input(1) ? binary(node, first, *input(1)) : std::nullopt;
+    case ir::OpKind::kMin:
+    case ir::OpKind::kMax: return operands == 2 && input(1) ? binary(node, first, *input(1)) : std::nullopt;
     case ir::OpKind::kEqual: return input(1) ? equality(first, *input(1)) : std::nullopt;
     case ir::OpKind::kWhere: return input(1) && input(2) ? where(first, *input(1), *input(2)) : std::nullopt;
     case ir::OpKind::kConstantOfShape: return operands == 1 ? constant_of_shape(node, first) : std::nullopt;

@@ -276,6 +276,23 @@ TEST_CASE("PyTorch's packed q, k, v are read from the projection by Gathers, and
   CHECK(written.find("Squeeze") == std::string::npos);
 }
 
+TEST_CASE("a Swin-style padded window partition: its pad modelled, its shapes resolved, its mask a weight", "[cli]") {
+  // models/shifted_windows.onnx: a Pad whose pads are computed from the dims (left opaque at
+  // import), Shapes of the padded tensor, and a mask ScatterND builds at run time. Folding
+  // computes the pads, the Pad is then modelled and typed, and the next round resolves the rest.
+  const Scratch scratch("shifted_windows");
+  const nlohmann::json json = optimize_report(scratch, "shifted_windows.onnx", "--target cpu --check 3 --dim N=2");
+  CHECK(json["shape_arithmetic"]["opaque_nodes_modelled"] == 1);
+  CHECK(json["shape_arithmetic"]["reshape_targets_made_literal"] == 1);
+  CHECK(json["check"]["passed"] == true);
+  const std::string written = read_file(scratch.path() / "out.onnx");
+  for (const char* gone : {"ScatterND", "ConstantOfShape", "Shape", "Mod"}) {
+    INFO(gone);
+    CHECK(written.find(gone) == std::string::npos);
+  }
+  CHECK(written.find("Pad") != std::string::npos);
+}
+
 TEST_CASE("the measured target tries its layout forms on what it writes, and measures them", "[cli]") {
   // A squeeze-and-excitation scale: rules/layout.rules writes it as a nearest Resize. Whether the
   // form is kept depends on the measured times, so only the mechanism is checked: it was

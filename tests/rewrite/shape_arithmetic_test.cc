@@ -111,6 +111,47 @@ TEST_CASE("shape arithmetic: with allowzero a symbol is never copied by 0", "[sh
   require_same_values(graph, resolved, {{"N", 3}});
 }
 
+TEST_CASE("shape arithmetic: Mod, Min and Max of known sizes are evaluated", "[shape_arithmetic]") {
+  // Swin's pad to a multiple of the window: (7 - W % 7) % 7 with W = 12 is 2, in ONNX's Mod,
+  // whose result takes the divisor's sign (-5 mod 7 is 2, and 5 mod -7 is -2).
+  // Reshape(x, Concat(dim 0, [(7 - W % 7) % 7], [min(W, 3)], [max(-5 % 7, 5 % -7)], [-1]))
+  ir::Graph graph;
+  const ir::ValueId x = input(graph, "x", {ir::Dim::named("N"), ir::Dim::known(12)});
+  auto binary = [&](ir::OpKind op, ir::ValueId a, ir::ValueId b) { return first(graph, add_inferred(graph, op, {a, b})); };
+  const ir::ValueId width = dim_of(graph, x, 1);
+  const ir::ValueId seven = ints(graph, {1}, {7});
+  const ir::ValueId pad = binary(ir::OpKind::kMod, binary(ir::OpKind::kSub, seven, binary(ir::OpKind::kMod, width, seven)),
+                                 seven);
+  const ir::ValueId smaller = binary(ir::OpKind::kMin, width, ints(graph, {1}, {3}));
+  const ir::ValueId larger = binary(ir::OpKind::kMax, binary(ir::OpKind::kMod, ints(graph, {1}, {-5}), seven),
+                                    binary(ir::OpKind::kMod, ints(graph, {1}, {5}), ints(graph, {1}, {-7})));
+  const ir::ValueId target = concat(graph, {dim_of(graph, x, 0), pad, smaller, larger, ints(graph, {1}, {-1})});
+  graph.set_outputs({first(graph, runtime_reshape(graph, x, target))});
+
+  rewrite::ShapeArithmeticStats stats;
+  const ir::Graph resolved = rewrite::resolve_shape_arithmetic(graph, &stats);
+  CHECK(stats.reshapes == 1);
+  CHECK(reshape_of(resolved).attrs.get_ints("shape", {}) == std::vector<int64_t>{0, 2, 3, 2, -1});
+  require_same_values(graph, resolved, {{"N", 2}});
+}
+
+TEST_CASE("shape arithmetic: a Mod with a symbol or by zero stays computed", "[shape_arithmetic]") {
+  // N % 4 is not known, nor N % 1 (not tracked), nor 12 % 0 (ONNX leaves it undefined): the
+  // three stay, and only the known 12 that the last reads becomes a weight.
+  ir::Graph graph;
+  const ir::ValueId x = input(graph, "x", {ir::Dim::named("N"), ir::Dim::known(12)});
+  const ir::ValueId rest = first(graph, add_inferred(graph, ir::OpKind::kMod, {dim_of(graph, x, 0), ints(graph, {1}, {4})}));
+  const ir::ValueId once = first(graph, add_inferred(graph, ir::OpKind::kMod, {dim_of(graph, x, 0), ints(graph, {1}, {1})}));
+  const ir::ValueId none = first(graph, add_inferred(graph, ir::OpKind::kMod, {dim_of(graph, x, 1), ints(graph, {1}, {0})}));
+  graph.set_outputs({rest, once, none});
+  rewrite::ShapeArithmeticStats stats;
+  const ir::Graph resolved = rewrite::resolve_shape_arithmetic(graph, &stats);
+  CHECK(stats.constants == 1);
+  std::size_t mods = 0;
+  for (ir::NodeId id : resolved.node_ids()) mods += resolved.node(id).op == ir::OpKind::kMod ? 1 : 0;
+  CHECK(mods == 3);
+}
+
 TEST_CASE("shape arithmetic: a computed size read as data becomes a weight", "[shape_arithmetic]") {
   // Mul(x, Cast(Gather(Shape(x), 1)))  x: [N, 4]  ->  Mul(x, 4.0) after folding; here the int
   // size read by the Cast becomes the weight 4.
