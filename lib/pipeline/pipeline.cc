@@ -290,10 +290,12 @@ Json check_json(const runtime::CheckReport& report) {
 /// Pad's output dims) and resolves the Shapes of that. `folded_nodes` counts the nodes folding
 /// removed.
 ir::Graph resolved_and_folded(const ir::Graph& weights, rewrite::ShapeArithmeticStats& shapes,
-                              std::size_t& folded_nodes, std::size_t& opaque_modelled) {
-  constexpr int kMaxRounds = 8;
+                              std::size_t& folded_nodes, std::size_t& opaque_modelled, int& rounds) {
+  // One Pad typed per round where each Pad's pads depend on the one before (timm's "same"
+  // padding, one per stride-2 block of tf_efficientnet_b0: 10 rounds); a round costs a sweep.
+  constexpr int kMaxRounds = 64;
   ir::Graph graph = weights;
-  for (int round = 0; round < kMaxRounds; ++round) {
+  for (rounds = 1; rounds <= kMaxRounds; ++rounds) {
     rewrite::ShapeArithmeticStats stats;
     std::size_t modelled = 0;
     const ir::Graph resolved =
@@ -309,6 +311,7 @@ ir::Graph resolved_and_folded(const ir::Graph& weights, rewrite::ShapeArithmetic
     graph = std::move(folded);
     if (stats.constants + stats.reshapes + stats.attribute_forms + stats.nodes_removed + modelled + folded_now == 0) break;
   }
+  rounds = std::min(rounds, kMaxRounds);
   return graph;
 }
 
@@ -458,7 +461,7 @@ class Run {
     // Folded before as well as after, so shape arithmetic reads what weight-only nodes compute.
     const ir::Graph weights = onnx_io::fold_weight_nodes(original_);
     std::size_t folded_nodes = original_.node_count() - weights.node_count();
-    ir::Graph folded = resolved_and_folded(weights, shapes, folded_nodes, opaque_modelled_);
+    ir::Graph folded = resolved_and_folded(weights, shapes, folded_nodes, opaque_modelled_, shape_rounds_);
     folded = narrowed(std::move(folded));
     folded = rewrite::lower_einsums(folded, &einsums_lowered_);
     if (einsums_lowered_ > 0) logger("cli")->info("{} Einsums written as the MatMul they are", einsums_lowered_);
@@ -502,7 +505,8 @@ class Run {
                                              {"reshape_targets_made_literal", shapes.reshapes},
                                              {"operands_read_as_attributes", shapes.attribute_forms},
                                              {"nodes_removed", shapes.nodes_removed},
-                                             {"opaque_nodes_modelled", opaque_modelled_}}},
+                                             {"opaque_nodes_modelled", opaque_modelled_},
+                                             {"rounds", shape_rounds_}}},
                        {"rules", {{"searched", rules.size()},
                                   {"allow_unverified", request_.allow_unverified},
                                   {"unverified_left_out", searched.unverified_left_out}}}};
@@ -1139,6 +1143,7 @@ class Run {
   ir::Graph original_;
   rewrite::ShapeArithmeticStats shapes_;
   std::size_t opaque_modelled_ = 0;  ///< Opaque nodes modelled once their operands were folded.
+  int shape_rounds_ = 0;             ///< Rounds of resolve, model and fold until nothing changed.
   int narrowings_ = 0;  ///< Narrowing rewrites applied before the search.
   int search_passes_ = 1;  ///< Kept passes of the measured search, whose steps are counted.
   int einsums_lowered_ = 0;  ///< Einsums written as MatMul before the search.

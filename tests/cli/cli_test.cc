@@ -283,6 +283,8 @@ TEST_CASE("a Swin-style padded window partition: its pad modelled, its shapes re
   const Scratch scratch("shifted_windows");
   const nlohmann::json json = optimize_report(scratch, "shifted_windows.onnx", "--target cpu --check 3 --dim N=2");
   CHECK(json["shape_arithmetic"]["opaque_nodes_modelled"] == 1);
+  // The pads folded in one round, the Pad modelled in the next, what reads it resolved after.
+  CHECK(json["shape_arithmetic"]["rounds"].get<int>() >= 3);
   CHECK(json["shape_arithmetic"]["reshape_targets_made_literal"] == 1);
   CHECK(json["check"]["passed"] == true);
   const std::string written = read_file(scratch.path() / "out.onnx");
