@@ -25,7 +25,7 @@ ResNet-50, three torchvision segmentation models (their "out" map) and two torch
 (boxes, scores, labels). `QUANTIZED_MODELS` (`--quantized`) are int8 forms of zoo models made by
 onnxruntime's quantization tools (dynamic for the transformers, static QDQ for the CNNs).
 
-Needs torch, torchvision and (for BERT) transformers: not part of CI, because those packages are
+Needs torch, torchvision, (for BERT) transformers and (for the extra `tf_` models) timm: not part of CI, because those packages are
 several GB.
 """
 import argparse
@@ -52,6 +52,18 @@ def torchvision_model(name):
         model = getattr(torchvision.models, name)(weights=None, **kwargs).eval()
         size = 299 if name == "inception_v3" else 224
         return model, (torch_randn(1, 3, size, size),), ["input"], {"input": {0: "batch"}}, {"batch": 2}
+    return build
+
+
+def timm_model(name):
+    """A timm classifier on one image (needs `pip install timm`); its batch dimension symbolic.
+    The `tf_` ports pad as TensorFlow's "same" does, with pads computed from the input size."""
+    def build():
+        import timm
+        import torch
+        torch.manual_seed(0)
+        model = timm.create_model(name, pretrained=False).eval()
+        return model, (torch_randn(1, 3, 224, 224),), ["input"], {"input": {0: "batch"}}, {"batch": 2}
     return build
 
 
@@ -285,6 +297,8 @@ EXTRA_MODELS = {
     "ssdlite320_mobilenet_v3_large": detection_model("ssdlite320_mobilenet_v3_large"),
     "fasterrcnn_mobilenet_v3_large_320_fpn": detection_model("fasterrcnn_mobilenet_v3_large_320_fpn",
                                                              box_score_thresh=0.0),
+    "tf_efficientnet_b0": timm_model("tf_efficientnet_b0"),
+    "tf_mobilenetv3_large_100": timm_model("tf_mobilenetv3_large_100"),
 }
 
 # Integer-quantized forms of zoo models, as they are deployed on CPUs: onnxruntime's
