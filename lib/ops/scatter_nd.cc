@@ -99,20 +99,26 @@ InferResult infer(const ir::Node&, const std::vector<ir::TensorType>& inputs) {
   return InferResult{{inputs[0]}, {}};
 }
 
-/// Combines `count` elements of `from` into `into` by `reduction` (add, mul, max or min).
-template <class T>
-void combine(const std::string& reduction, const std::byte* from, std::byte* into, int64_t count) {
+/// Combines `count` elements of `from` into `into` by `op`.
+template <class T, class Op>
+void combine(Op op, const std::byte* from, std::byte* into, int64_t count) {
   for (int64_t i = 0; i < count; ++i) {
     T a;
     T b;
     std::memcpy(&a, into + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
     std::memcpy(&b, from + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
-    const T out = reduction == "add" ? static_cast<T>(a + b)
-                  : reduction == "mul" ? static_cast<T>(a * b)
-                  : reduction == "max" ? std::max(a, b)
-                                       : std::min(a, b);
+    const T out = op(a, b);
     std::memcpy(into + i * static_cast<int64_t>(sizeof(T)), &out, sizeof(T));
   }
+}
+
+/// Combines `count` elements by `reduction` (add, mul, max or min), chosen once per slice.
+template <class T>
+void combine(const std::string& reduction, const std::byte* from, std::byte* into, int64_t count) {
+  if (reduction == "add") return combine<T>([](T a, T b) { return static_cast<T>(a + b); }, from, into, count);
+  if (reduction == "mul") return combine<T>([](T a, T b) { return static_cast<T>(a * b); }, from, into, count);
+  if (reduction == "max") return combine<T>([](T a, T b) { return std::max(a, b); }, from, into, count);
+  combine<T>([](T a, T b) { return std::min(a, b); }, from, into, count);
 }
 
 void combine_slice(ir::DataType dtype, const std::string& reduction, const std::byte* from, std::byte* into,

@@ -15,6 +15,16 @@ struct ShapeArithmeticStats {
   std::size_t reshapes = 0;         ///< Reshapes to a computed shape given a literal one (0 and -1).
   std::size_t attribute_forms = 0;  ///< Run-time form nodes turned into their attribute form.
   std::size_t nodes_removed = 0;    ///< Nodes no longer needed afterwards.
+
+  /// True when the resolution changed anything.
+  bool changed() const { return constants + reshapes + attribute_forms + nodes_removed > 0; }
+  ShapeArithmeticStats& operator+=(const ShapeArithmeticStats& other) {
+    constants += other.constants;
+    reshapes += other.reshapes;
+    attribute_forms += other.attribute_forms;
+    nodes_removed += other.nodes_removed;
+    return *this;
+  }
 };
 
 /// Integer tensors by value name.
