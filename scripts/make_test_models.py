@@ -574,6 +574,41 @@ def typed_tensors():
     save(model_of(graph), "typed_tensors.onnx")
 
 
+def hard_swish_blocks():
+    """Keras's activations as tf2onnx writes them, at opset 17: x [N, 8, 8, 4] channels-last, a
+    convolution between Transposes, its hard swish x * (relu6(x + 3) * 1/6), a squeeze-and-
+    excitation gate relu6(m + 3) * 1/6 of the mean over the image, and a second convolution with
+    YOLOv5's hard swish x * hardtanh(x + 3, 0, 6) / 6. `optimize` writes the chains as HardSwish
+    and HardSigmoid (rewrite/activation_forms.h)."""
+    def scalar(name, value):
+        return numpy_helper.from_array(np.array(value, dtype=np.float32), name)
+
+    nodes = [helper.make_node("Transpose", ["x"], ["xt"], name="to_nchw", perm=[0, 3, 1, 2]),
+             helper.make_node("Conv", ["xt", "w", "b"], ["c"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Transpose", ["c"], ["h"], name="to_nhwc", perm=[0, 2, 3, 1]),
+             helper.make_node("Add", ["h", "three"], ["h3"], name="swish_add"),
+             helper.make_node("Clip", ["h3", "zero", "six"], ["h6"], name="swish_relu6"),
+             helper.make_node("Mul", ["h6", "sixth"], ["hs"], name="swish_scale"),
+             helper.make_node("Mul", ["h", "hs"], ["a"], name="swish"),
+             helper.make_node("ReduceMean", ["a"], ["m"], name="squeeze", axes=[1, 2], keepdims=1),
+             helper.make_node("Add", ["m", "three"], ["m3"], name="gate_add"),
+             helper.make_node("Clip", ["m3", "zero", "six"], ["m6"], name="gate_relu6"),
+             helper.make_node("Mul", ["m6", "sixth"], ["g"], name="gate_scale"),
+             helper.make_node("Mul", ["a", "g"], ["e"], name="excite"),
+             helper.make_node("Transpose", ["e"], ["et"], name="to_nchw_2", perm=[0, 3, 1, 2]),
+             helper.make_node("Conv", ["et", "w2", "b2"], ["z"], name="conv_2", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["z", "three"], ["z3"], name="yolo_add"),
+             helper.make_node("Clip", ["z3", "zero", "six"], ["z6"], name="yolo_hardtanh"),
+             helper.make_node("Mul", ["z", "z6"], ["zz"], name="yolo_mul"),
+             helper.make_node("Div", ["zz", "six"], ["y"], name="yolo_div")]
+    graph = helper.make_graph(
+        nodes, "hard_swish_blocks", [tensor_info("x", ["N", 8, 8, 4])], [tensor_info("y", ["N", 8, 8, 8])],
+        initializer=[weight("w", [8, 4, 3, 3], 30), weight("b", [8], 31), weight("w2", [8, 8, 3, 3], 32),
+                     weight("b2", [8], 33), scalar("three", 3.0), scalar("zero", 0.0), scalar("six", 6.0),
+                     scalar("sixth", 1.0 / 6)])
+    save(model_of(graph, (("", 17),)), "hard_swish_blocks.onnx")
+
+
 def main():
     os.makedirs(MODELS, exist_ok=True)
     for build in (cycle, shape_mismatch, symbolic_dims, unsorted_nodes, constants, fold_transpose,
@@ -581,7 +616,7 @@ def main():
                   if_outer_scope,
                   typed_tensors, channel_shuffle, shuffle_unit,
                   shuffle_stage_end, packed_attention, shifted_windows, conv_relu, squeeze_excitation, squeeze_excitation_transposed,
-                  class_token_head, window_attention, data_shaped_rows, traced_size, near_ties):
+                  class_token_head, window_attention, data_shaped_rows, traced_size, near_ties, hard_swish_blocks):
         build()
     return 0
 

@@ -59,6 +59,9 @@ struct Node {
   std::shared_ptr<const OpaqueInfo> opaque;  ///< Set exactly when op == kOpaque.
 };
 
+/// The ai.onnx opset export writes for a graph built without an imported model (no ModelInfo).
+inline constexpr int64_t kDefaultOnnxOpset = 17;
+
 /// Model-level facts carried from import to export untouched.
 struct ModelInfo {
   int64_t ir_version = 8;

@@ -13,9 +13,8 @@
 namespace graphsub::onnx_io {
 namespace {
 
-/// The model version and opset of a graph built without an imported model.
+/// The model version of a graph built without an imported model (its opset: ir::kDefaultOnnxOpset).
 constexpr int64_t kDefaultIrVersion = 8;
-constexpr int64_t kDefaultOpset = 17;
 
 /// The names defined inside the subgraphs of the opaque nodes to write, which fresh names avoid.
 std::unordered_set<std::string> subgraph_names(const ir::Graph& graph, const ExportPlan& plan) {
@@ -34,7 +33,7 @@ std::string op_label(const ir::Node& node) {
 }
 
 std::vector<std::pair<std::string, int64_t>> opsets_of(const ir::ModelInfo* info) {
-  if (!info) return {{"", kDefaultOpset}};
+  if (!info) return {{"", ir::kDefaultOnnxOpset}};
   return info->opsets;
 }
 
@@ -80,7 +79,7 @@ void ModelWriter::read_shell() {
     opset.set_domain(domain);
     opset.set_version(version);
   }
-  opset_ = info ? info->onnx_opset() : kDefaultOpset;
+  opset_ = info ? info->onnx_opset() : ir::kDefaultOnnxOpset;
   onnx::GraphProto& graph = *model_.mutable_graph();
   take_declared(*graph.mutable_input(), declared_inputs_);
   take_declared(*graph.mutable_output(), declared_outputs_);

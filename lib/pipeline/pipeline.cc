@@ -25,6 +25,7 @@
 #include "pipeline/narrowing.h"
 #include "profile/ort_profiler.h"
 #include "profile/ort_worker.h"
+#include "rewrite/activation_forms.h"
 #include "rewrite/channel_shuffle.h"
 #include "rewrite/view_chains.h"
 #include "rewrite/einsum_lowering.h"
@@ -472,6 +473,11 @@ class Run {
       logger("cli")->info("data movement: {} chains written in {} fewer nodes", view_chains_.chains,
                           view_chains_.nodes_removed);
     }
+    folded = rewrite::write_activations(folded, &activations_);
+    if (activations_.total() > 0) {
+      logger("cli")->info("activations: {} element-wise chains written as HardSigmoid, {} products as HardSwish",
+                          activations_.hard_sigmoid, activations_.hard_swish);
+    }
     if (Measurer* measurer = target_.measurer.get()) {
       const Observer observe = [measurer](const ir::Graph& instance, const std::vector<ir::ValueId>& values,
                                           const cost::DimSizes& sizes) {
@@ -498,6 +504,8 @@ class Run {
                        {"channel_shuffles", {{"as_gather", shuffles_.as_gather},
                                              {"into_convolutions", shuffles_.into_convolutions}}},
                        {"view_chains", {{"chains", view_chains_.chains}, {"nodes_removed", view_chains_.nodes_removed}}},
+                       {"activations", {{"hard_sigmoid", activations_.hard_sigmoid},
+                                        {"hard_swish", activations_.hard_swish}}},
                        {"shape_arithmetic", {{"values_made_constant", shapes.constants},
                                              {"reshape_targets_made_literal", shapes.reshapes},
                                              {"operands_read_as_attributes", shapes.attribute_forms},
@@ -895,7 +903,8 @@ class Run {
   int shuffles_changed() const { return shuffles_.as_gather + shuffles_.into_convolutions; }
 
   bool rewritten_before_search() const {
-    return narrowings_ > 0 || einsums_lowered_ > 0 || shuffles_changed() > 0 || view_chains_.chains > 0;
+    return narrowings_ > 0 || einsums_lowered_ > 0 || shuffles_changed() > 0 || view_chains_.chains > 0 ||
+           activations_.total() > 0;
   }
 
   bool changed_by_search_or_narrowing(const search::SearchResult& result) const {
@@ -910,6 +919,10 @@ class Run {
     if (einsums_lowered_ > 0) text += ", " + std::to_string(einsums_lowered_) + " Einsums as MatMul";
     if (shuffles_changed() > 0) text += ", " + std::to_string(shuffles_changed()) + " channel shuffles rewritten";
     if (view_chains_.chains > 0) text += ", " + std::to_string(view_chains_.chains) + " data-movement chains shortened";
+    if (activations_.total() > 0) {
+      text += fmt::format(", {} activation chains written as HardSigmoid ({} HardSwish)", activations_.hard_sigmoid,
+                          activations_.hard_swish);
+    }
     if (shapes_.nodes_removed > 0) text += ", " + std::to_string(shapes_.nodes_removed) + " nodes of shape arithmetic resolved";
     return text;
   }
@@ -1146,6 +1159,7 @@ class Run {
   int einsums_lowered_ = 0;  ///< Einsums written as MatMul before the search.
   rewrite::ShuffleStats shuffles_;  ///< Channel shuffles rewritten before the search.
   rewrite::ViewChainStats view_chains_;  ///< Data-movement chains written anew before the search.
+  rewrite::ActivationStats activations_;  ///< Activation chains written as one operator before the search.
   Target target_;
   std::set<std::string> unverified_;  ///< Searched rules not proved (only with --allow-unverified).
   search::OptimizeResult optimized_;

@@ -295,6 +295,20 @@ TEST_CASE("a Swin-style padded window partition: its pad modelled, its shapes re
   CHECK(written.find("Pad") != std::string::npos);
 }
 
+TEST_CASE("optimize writes Keras's and YOLOv5's hard swish and hard sigmoid chains as one operator", "[cli]") {
+  // models/hard_swish_blocks.onnx: relu6(x + 3) * 1/6 as tf2onnx writes Keras's activations
+  // (a hard swish and a squeeze-and-excitation gate), and x * hardtanh(x + 3, 0, 6) / 6.
+  const Scratch scratch("hard_swish_blocks");
+  const nlohmann::json json = optimize_report(scratch, "hard_swish_blocks.onnx", "--target cpu --check 3 --dim N=2");
+  CHECK(json["activations"]["hard_sigmoid"] == 3);
+  CHECK(json["activations"]["hard_swish"] == 2);
+  CHECK(json["check"]["passed"] == true);
+  const std::string written = read_file(scratch.path() / "out.onnx");
+  CHECK(written.find("Clip") == std::string::npos);
+  CHECK(written.find("HardSwish") != std::string::npos);
+  CHECK(written.find("HardSigmoid") != std::string::npos);
+}
+
 TEST_CASE("the measured target tries its layout forms on what it writes, and measures them", "[cli]") {
   // A squeeze-and-excitation scale: rules/layout.rules writes it as a nearest Resize. Whether the
   // form is kept depends on the measured times, so only the mechanism is checked: it was
