@@ -432,7 +432,33 @@ struct Run {
   bool fixed = false;
 };
 
+/// The plan of a view that keeps x's atoms in order and fixes none: nothing where its dims are
+/// x's (a Squeeze of a dim of size 1 undone by a Reshape), else one Reshape of x. nullopt for any
+/// other view, or where no literal target writes it.
+std::optional<Plan> regrouping_plan(const View& view) {
+  std::vector<int> in_order, viewed;
+  for (const std::vector<int>& dim : view.source()) in_order.insert(in_order.end(), dim.begin(), dim.end());
+  for (const std::vector<int>& dim : view.dims()) viewed.insert(viewed.end(), dim.begin(), dim.end());
+  const std::vector<Atom>& atoms = view.atoms();
+  const bool fixes = std::any_of(atoms.begin(), atoms.end(), [](const Atom& atom) { return atom.fixed; });
+  if (fixes || in_order != viewed) return std::nullopt;
+  if (view.dims() == view.source()) return Plan{};
+  std::vector<Size> sizes;
+  std::vector<bool> copies;
+  for (std::size_t d = 0; d < view.dims().size(); ++d) {
+    const std::optional<Size> size = view.size_of_atoms(view.dims()[d]);
+    if (!size) return std::nullopt;
+    sizes.push_back(*size);
+    copies.push_back(d < view.source().size() && !view.dims()[d].empty() && view.dims()[d] == view.source()[d]);
+  }
+  Plan plan;
+  plan.merge = literal_target(sizes, copies);
+  if (!plan.merge) return std::nullopt;
+  return plan;
+}
+
 std::optional<Plan> plan_of(const View& view) {
+  if (std::optional<Plan> regrouped = regrouping_plan(view)) return regrouped;
   const std::vector<Atom>& atoms = view.atoms();
   std::map<int, std::pair<std::size_t, std::size_t>> place;  // atom -> (view dim, position in the view's order)
   std::size_t order = 0;
@@ -708,7 +734,7 @@ ir::Graph simplify_view_chains(const ir::Graph& graph, ViewChainStats* stats) {
     trees[start].nodes.push_back(id);
   }
   for (const auto& [start, tree] : trees) {
-    if (tree.nodes.size() < 2) continue;
+    // A lone node is only ever replaced by none: a Reshape or Transpose that keeps every dim.
     const bool names_output = std::any_of(tree.nodes.begin(), tree.nodes.end(), [&](ir::NodeId id) {
       return named.count(graph.node(id).outputs[0]) > 0;
     });

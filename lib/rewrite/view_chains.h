@@ -30,6 +30,9 @@ struct ViewChainStats {
 ///   Reshape(Transpose(Reshape(x, [16, 16, 32]), [1, 0, 2]), [2, 8, 16, 32])
 ///     ->   Transpose(Reshape(x, [0, 0, 8, 32]), [1, 2, 0, 3])
 ///
+/// A value that keeps x's elements in order is one Reshape of x, or x itself where it has x's
+/// dims (a pooled [N, C, 1, 1] squeezed and reshaped back; a lone Reshape that keeps every dim).
+///
 /// A Reshape's target is read from its output type, or, where the exporter computes it at run
 /// time, through the arithmetic that computes it (Shape, Gather, Unsqueeze, Concat, Mul, exact
 /// Div, ...) down to the dims it reads; dims of the same name are the same size, and a placeholder

@@ -208,4 +208,45 @@ TEST_CASE("view chains: what cannot be written in fewer nodes, or exactly, stays
   }
 }
 
+TEST_CASE("view chains: a pooled image squeezed and reshaped back is the pooled image itself", "[view_chains]") {
+  // tf2onnx's squeeze-and-excitation: GlobalAveragePool [N, 8, 1, 1], Squeeze(2), Reshape to
+  // [-1, 8, 1, 1] for the 1x1 convolution.
+  ir::Graph graph;
+  const ir::ValueId x = input(graph, "x", {N, k(8), k(5), k(5)});
+  const ir::ValueId pooled = unary(graph, ir::OpKind::kGlobalAveragePool, x);
+  const ir::ValueId squeezed = unary(graph, ir::OpKind::kSqueeze, pooled, "axes", {2});
+  const ir::ValueId back = reshape(graph, squeezed, {-1, 8, 1, 1});
+  graph.set_outputs({unary(graph, ir::OpKind::kRelu, back)});
+  const ir::Graph result = rewritten(graph, 1);
+  CHECK(result.node_count() == 2);  // the pool and the Relu
+}
+
+TEST_CASE("view chains: a lone Reshape that keeps every dim goes, and Reshapes without a Transpose become one",
+          "[view_chains]") {
+  SECTION("[N, 4, 1, 1] reshaped to [-1, 4, 1, 1]") {
+    ir::Graph graph;
+    const ir::ValueId x = input(graph, "x", {N, k(4), k(1), k(1)});
+    const ir::ValueId same = reshape(graph, unary(graph, ir::OpKind::kRelu, x), {-1, 4, 1, 1});
+    graph.set_outputs({unary(graph, ir::OpKind::kRelu, same)});
+    CHECK(count_of(rewritten(graph, 1), ir::OpKind::kReshape) == 0);
+  }
+  SECTION("[S, N, 24] -> [S, N, 4, 6] -> Squeeze-free regroup [S, N, 2, 12]") {
+    ir::Graph graph;
+    const ir::ValueId x = input(graph, "x", {S, N, k(24)});
+    const ir::ValueId split = reshape(graph, x, {0, 0, 4, 6});
+    const ir::ValueId lifted = unary(graph, ir::OpKind::kUnsqueeze, split, "axes", {2});
+    const ir::ValueId regrouped = reshape(graph, lifted, {0, 0, 2, 12});
+    graph.set_outputs({unary(graph, ir::OpKind::kRelu, regrouped)});
+    const ir::Graph result = rewritten(graph, 1);
+    CHECK(count_of(result, ir::OpKind::kReshape) == 1);
+    CHECK(count_of(result, ir::OpKind::kUnsqueeze) == 0);
+  }
+  SECTION("a lone Reshape that changes the dims stays") {
+    ir::Graph graph;
+    const ir::ValueId x = input(graph, "x", {N, k(4), k(6)});
+    graph.set_outputs({unary(graph, ir::OpKind::kRelu, reshape(graph, x, {0, 24}))});
+    CHECK(count_of(rewritten(graph, 0), ir::OpKind::kReshape) == 1);
+  }
+}
+
 }  // namespace graphsub
