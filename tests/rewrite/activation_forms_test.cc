@@ -24,8 +24,8 @@ using testing::count_of;
 ir::ValueId constant(ir::Graph& graph, float number, std::vector<int64_t> dims = {}) {
   int64_t count = 1;
   for (int64_t dim : dims) count *= dim;
-  return graph.add_weight({}, ir::share(ir::Tensor::from_floats(std::move(dims),
-                                                                std::vector<float>(static_cast<std::size_t>(count), number))));
+  const std::vector<float> values(static_cast<std::size_t>(count), number);
+  return graph.add_weight({}, ir::share(ir::Tensor::from_floats(std::move(dims), values)));
 }
 
 ir::ValueId binary(ir::Graph& graph, ir::OpKind op, ir::ValueId a, ir::ValueId b) {
@@ -73,7 +73,7 @@ ir::Graph rewritten(const ir::Graph& graph, int hard_sigmoid, int hard_swish) {
   return result;
 }
 
-TEST_CASE("Keras's hard swish, x * (relu6(x + 3) * 1/6), becomes HardSwish", "[activations]") {
+TEST_CASE("activations: Keras's hard swish, x * (relu6(x + 3) * 1/6), becomes HardSwish", "[activations]") {
   const ir::Graph graph = graph_of([](ir::Graph& g, ir::ValueId x) {
     const ir::ValueId gate = binary(g, ir::OpKind::kMul, relu6_shifted(g, x), constant(g, 1.0f / 6));
     return binary(g, ir::OpKind::kMul, x, gate);
@@ -83,7 +83,7 @@ TEST_CASE("Keras's hard swish, x * (relu6(x + 3) * 1/6), becomes HardSwish", "[a
   CHECK(result.node_count() == 2);  // the scaling Mul and the HardSwish
 }
 
-TEST_CASE("a hard sigmoid gating another tensor becomes HardSigmoid, with alpha and beta from the chain",
+TEST_CASE("activations: a hard sigmoid gating another tensor becomes HardSigmoid, with alpha and beta from the chain",
           "[activations]") {
   // Keras's squeeze-and-excitation: y * (relu6(g + 3) * 1/6), the operands in the other order.
   const ir::Graph graph = graph_of([](ir::Graph& g, ir::ValueId x) {
@@ -102,7 +102,7 @@ TEST_CASE("a hard sigmoid gating another tensor becomes HardSigmoid, with alpha 
   }
 }
 
-TEST_CASE("YOLOv5's hard swish, x * hardtanh(x + 3, 0, 6) / 6, becomes HardSwish", "[activations]") {
+TEST_CASE("activations: YOLOv5's hard swish, x * hardtanh(x + 3, 0, 6) / 6, becomes HardSwish", "[activations]") {
   const ir::Graph graph = graph_of([](ir::Graph& g, ir::ValueId x) {
     const ir::ValueId product = binary(g, ir::OpKind::kMul, relu6_shifted(g, x), x);
     return binary(g, ir::OpKind::kDiv, product, constant(g, 6));
@@ -112,7 +112,7 @@ TEST_CASE("YOLOv5's hard swish, x * hardtanh(x + 3, 0, 6) / 6, becomes HardSwish
   CHECK(result.node_count() == 2);
 }
 
-TEST_CASE("a division of relu6(x + 3) by 6 and older Keras's clip(0.2 x + 0.5, 0, 1) become HardSigmoid",
+TEST_CASE("activations: a division of relu6(x + 3) by 6 and older Keras's clip(0.2 x + 0.5, 0, 1) become HardSigmoid",
           "[activations]") {
   const ir::Graph divided = graph_of([](ir::Graph& g, ir::ValueId x) {
     return binary(g, ir::OpKind::kDiv, relu6_shifted(g, x), constant(g, 6));
@@ -128,7 +128,7 @@ TEST_CASE("a division of relu6(x + 3) by 6 and older Keras's clip(0.2 x + 0.5, 0
   CHECK(result.node_count() == 2);
 }
 
-TEST_CASE("before opset 14 a hard swish stays HardSigmoid and Mul", "[activations]") {
+TEST_CASE("activations: before opset 14 a hard swish stays HardSigmoid and Mul", "[activations]") {
   const ir::Graph graph = graph_of(
       [](ir::Graph& g, ir::ValueId x) {
         const ir::ValueId gate = binary(g, ir::OpKind::kMul, relu6_shifted(g, x), constant(g, 1.0f / 6));
@@ -140,7 +140,7 @@ TEST_CASE("before opset 14 a hard swish stays HardSigmoid and Mul", "[activation
   CHECK(count_of(result, ir::OpKind::kHardSigmoid) == 1);
 }
 
-TEST_CASE("chains that are not a hard sigmoid stay as they are", "[activations]") {
+TEST_CASE("activations: chains that are not a hard sigmoid stay as they are", "[activations]") {
   // relu6(x + 3) * 0.2: the product of the scale and the clip's bound is not 1.
   const ir::Graph other_scale = graph_of([](ir::Graph& g, ir::ValueId x) {
     return binary(g, ir::OpKind::kMul, relu6_shifted(g, x), constant(g, 0.2f));
@@ -174,7 +174,8 @@ TEST_CASE("chains that are not a hard sigmoid stay as they are", "[activations]"
   CHECK(rewritten(shared, 0, 0).node_count() == shared.node_count());
 }
 
-TEST_CASE("a hard sigmoid with other constants times its input stays HardSigmoid and Mul", "[activations]") {
+TEST_CASE("activations: a hard sigmoid with other constants times its input stays HardSigmoid and Mul",
+          "[activations]") {
   // relu6(x + 2) / 6 has beta 1/3, not HardSwish's 1/2.
   const ir::Graph graph = graph_of([](ir::Graph& g, ir::ValueId x) {
     const ir::ValueId gate = binary(g, ir::OpKind::kDiv, relu6_shifted(g, x, 2), constant(g, 6));
