@@ -26,6 +26,9 @@ MODELS = {
     "k_densenet121": ("DenseNet121", 224),
     "k_mobilenet_v3_large": ("MobileNetV3Large", 224),
     "k_xception": ("Xception", 299),
+    "k_mobilenet_v3_small": ("MobileNetV3Small", 224),
+    "k_efficientnet_v2_b0": ("EfficientNetV2B0", 224),
+    "k_nasnet_mobile": ("NASNetMobile", 224),
 }
 
 
