@@ -579,13 +579,16 @@ def hard_swish_blocks():
     convolution between Transposes, its hard swish x * (relu6(x + 3) * 1/6), a squeeze-and-
     excitation gate relu6(m + 3) * 1/6 of the mean over the image, and a second convolution with
     YOLOv5's hard swish x * hardtanh(x + 3, 0, 6) / 6. `optimize` writes the chains as HardSwish
-    and HardSigmoid (rewrite/activation_forms.h)."""
+    and HardSigmoid (rewrite/activation_forms.h); a batch normalization after the first
+    convolution gives the search a substitution beside them."""
     def scalar(name, value):
         return numpy_helper.from_array(np.array(value, dtype=np.float32), name)
 
     nodes = [helper.make_node("Transpose", ["x"], ["xt"], name="to_nchw", perm=[0, 3, 1, 2]),
              helper.make_node("Conv", ["xt", "w", "b"], ["c"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
-             helper.make_node("Transpose", ["c"], ["h"], name="to_nhwc", perm=[0, 2, 3, 1]),
+             helper.make_node("BatchNormalization", ["c", "bn_scale", "bn_bias", "bn_mean", "bn_var"], ["cb"],
+                              name="bn"),
+             helper.make_node("Transpose", ["cb"], ["h"], name="to_nhwc", perm=[0, 2, 3, 1]),
              helper.make_node("Add", ["h", "three"], ["h3"], name="swish_add"),
              helper.make_node("Clip", ["h3", "zero", "six"], ["h6"], name="swish_relu6"),
              helper.make_node("Mul", ["h6", "sixth"], ["hs"], name="swish_scale"),
@@ -604,7 +607,10 @@ def hard_swish_blocks():
     graph = helper.make_graph(
         nodes, "hard_swish_blocks", [tensor_info("x", ["N", 8, 8, 4])], [tensor_info("y", ["N", 8, 8, 8])],
         initializer=[weight("w", [8, 4, 3, 3], 30), weight("b", [8], 31), weight("w2", [8, 8, 3, 3], 32),
-                     weight("b2", [8], 33), scalar("three", 3.0), scalar("zero", 0.0), scalar("six", 6.0),
+                     weight("b2", [8], 33), weight("bn_scale", [8], 34), weight("bn_bias", [8], 35),
+                     weight("bn_mean", [8], 36),
+                     numpy_helper.from_array(np.linspace(0.5, 2.0, 8).astype(np.float32), "bn_var"),
+                     scalar("three", 3.0), scalar("zero", 0.0), scalar("six", 6.0),
                      scalar("sixth", 1.0 / 6)])
     save(model_of(graph, (("", 17),)), "hard_swish_blocks.onnx")
 

@@ -655,6 +655,7 @@ class Run {
       // result without value_info over the same rounds (the forms' check of either, should it
       // be kept). The checks then find them in the cache.
       std::vector<const ir::Graph*> together = {&result.best};
+      if (tries_before_search(folded)) together.push_back(&folded);
       if (tries_without_value_info(result.best)) {
         without_value_info_ = with_value_info(result.best, false);
         together.push_back(&without_value_info_);
@@ -672,7 +673,7 @@ class Run {
         measurer.compare_all(original_, together, request_.guard.deciding(request_.guard.whole), request_.input, between);
       }
       GuardOptions options = request_.guard;
-      options.time_again = !alternative_clearly_faster(measurer);  // see GuardOptions::time_again
+      options.time_again = !alternative_clearly_faster(measurer, folded);  // see GuardOptions::time_again
       verdict = guard(original_, result.best, measurer, options, {}, request_.input);
     }
     const ir::Graph* best = &result.best;
@@ -690,6 +691,12 @@ class Run {
       // would hide what the MatMuls gain.
       lowered_json = take_if_faster(*lowered, "the input with its Einsums as MatMul", measurer, verdict, best);
       lowered_json["einsums"] = einsums_lowered_;
+    }
+    Json before_json;
+    if (verdict.comparison && tries_before_search(folded)) {
+      // The graph the search started from: the fixed rewrites alone (activation chains, view
+      // chains, channel shuffles, ...), kept when the search's additions made the result slower.
+      before_json = take_if_faster(folded, "the graph before the search", measurer, verdict, best);
     }
     Json formed_json;
     if (!verdict.keep_candidate && verdict.comparison) {
@@ -723,6 +730,9 @@ class Run {
     }
     if (!bare_json.is_null()) written["without_value_info"] = bare_json;
     if (!lowered_json.is_null()) written["input_with_einsums_as_matmul"] = lowered_json;
+    if (!before_json.is_null()) written["before_search"] = before_json;
+    const bool before_search = verdict.keep_candidate && best == &folded;
+    if (before_search) written["written"] = "before the search";
     if (!formed_json.is_null()) written["with_layout_forms"] = formed_json;
     if (verdict.keep_candidate && is_input_lowered(best)) written["written"] = "input with Einsums as MatMul";
     const bool formed_result = verdict.keep_candidate && result_forms_ && best == &*result_forms_;
@@ -732,6 +742,10 @@ class Run {
     if (verdict.keep_candidate && is_input_lowered(best)) {
       outcome_.summary += fmt::format(" (written as the input with its {} Einsums as MatMul: that measured faster than "
                                       "the optimized graph)", einsums_lowered_);
+    }
+    if (before_search) {
+      outcome_.summary += " (written as the graph before the search, its fixed rewrites alone: that measured faster "
+                          "than the search's result)";
     }
     if (formed_result) {
       outcome_.summary += fmt::format(" (with {} layout form{}: the optimized graph alone was not measured faster)",
@@ -746,12 +760,13 @@ class Run {
     return formed;
   }
 
-  /// Whether an alternative to the result (the result without value_info, the input with its
-  /// Einsums as MatMul), timed in the guard's request, already measured clearly faster than the
+  /// Whether an alternative to the result (the graph before the search, the result without
+  /// value_info, the input with its Einsums as MatMul), timed in the guard's request, already measured clearly faster than the
   /// input: then a gain of the result within the noise is not timed again, since timing it
   /// again could at most pick it over its alternative by a few tenths of a per cent.
-  bool alternative_clearly_faster(const Measurer& measurer) {
+  bool alternative_clearly_faster(const Measurer& measurer, const ir::Graph& folded) {
     std::vector<const ir::Graph*> alternatives;
+    if (tries_before_search(folded)) alternatives.push_back(&folded);
     if (tries_without_value_info(optimized_.search.best)) alternatives.push_back(&without_value_info_);
     if (const std::optional<ir::Graph>& lowered = input_einsums_lowered()) alternatives.push_back(&*lowered);
     for (const ir::Graph* alternative : alternatives) {
@@ -867,6 +882,12 @@ class Run {
   }
 
   bool is_input_lowered(const ir::Graph* graph) const { return input_lowered_ && graph == &*input_lowered_; }
+
+  /// Whether the guard also times the graph the search started from: when the fixed rewrites
+  /// before the search changed something the export keeps and the search then changed more.
+  bool tries_before_search(const ir::Graph& folded) const {
+    return !optimized_.search.steps.empty() && rewritten_before_search() && !written_as_input(original_, folded);
+  }
 
   /// Whether the measured target times `graph` also exported without value_info.
   bool tries_without_value_info(const ir::Graph& graph) const {

@@ -307,6 +307,17 @@ TEST_CASE("optimize writes Keras's and YOLOv5's hard swish and hard sigmoid chai
   CHECK(written.find("Clip") == std::string::npos);
   CHECK(written.find("HardSwish") != std::string::npos);
   CHECK(written.find("HardSigmoid") != std::string::npos);
+  // Measured: where the search changes more (the batch normalization folded), the graph it
+  // started from, with the chains written, is timed against the input too (whether it is kept
+  // depends on the times, so only the mechanism is checked).
+  const nlohmann::json measured = optimize_report(scratch, "hard_swish_blocks.onnx", "--check 2 --dim N=2");
+  CHECK(measured["activations"]["hard_swish"] == 2);
+  CHECK(measured["check"]["passed"] == true);
+  if (!measured["search"]["substitutions"].empty() && measured["result"].contains("measured_ratio")) {
+    const nlohmann::json& before = measured["result"]["before_search"];
+    CHECK(before["reason"].get<std::string>().find("the graph before the search") != std::string::npos);
+    CHECK(before["kept"].is_boolean());
+  }
 }
 
 TEST_CASE("the measured target tries its layout forms on what it writes, and measures them", "[cli]") {
