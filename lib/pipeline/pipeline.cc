@@ -761,9 +761,10 @@ class Run {
   }
 
   /// Whether an alternative to the result (the graph before the search, the result without
-  /// value_info, the input with its Einsums as MatMul), timed in the guard's request, already measured clearly faster than the
-  /// input: then a gain of the result within the noise is not timed again, since timing it
-  /// again could at most pick it over its alternative by a few tenths of a per cent.
+  /// value_info, the input with its Einsums as MatMul), timed in the guard's request, already
+  /// measured clearly faster than the input: then a gain of the result within the noise is not
+  /// timed again, since timing it again could at most pick it over its alternative by a few
+  /// tenths of a per cent.
   bool alternative_clearly_faster(const Measurer& measurer, const ir::Graph& folded) {
     std::vector<const ir::Graph*> alternatives;
     if (tries_before_search(folded)) alternatives.push_back(&folded);
@@ -885,8 +886,12 @@ class Run {
 
   /// Whether the guard also times the graph the search started from: when the fixed rewrites
   /// before the search changed something the export keeps and the search then changed more.
-  bool tries_before_search(const ir::Graph& folded) const {
-    return !optimized_.search.steps.empty() && rewritten_before_search() && !written_as_input(original_, folded);
+  /// Whether export keeps it is decided once per run (it exports the graph; every search of
+  /// settled_search starts from the same one).
+  bool tries_before_search(const ir::Graph& folded) {
+    if (optimized_.search.steps.empty() || !rewritten_before_search()) return false;
+    if (!folded_written_as_input_) folded_written_as_input_ = written_as_input(original_, folded);
+    return !*folded_written_as_input_;
   }
 
   /// Whether the measured target times `graph` also exported without value_info.
@@ -1181,6 +1186,7 @@ class Run {
   rewrite::ShuffleStats shuffles_;  ///< Channel shuffles rewritten before the search.
   rewrite::ViewChainStats view_chains_;  ///< Data-movement chains written anew before the search.
   rewrite::ActivationStats activations_;  ///< Activation chains written as one operator before the search.
+  std::optional<bool> folded_written_as_input_;  ///< Whether the graph before the search exports as the input.
   Target target_;
   std::set<std::string> unverified_;  ///< Searched rules not proved (only with --allow-unverified).
   search::OptimizeResult optimized_;
