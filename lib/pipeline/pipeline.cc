@@ -491,10 +491,11 @@ class Run {
       }
     }
     timer_.stop("fold");
-    logger("cli")->info("shape arithmetic resolved ahead of time: {} values made constant, {} reshape targets made "
-                        "literal, {} operands read as attributes, {} nodes removed, {} opaque nodes modelled",
-                        shapes.constants, shapes.reshapes, shapes.attribute_forms, shapes.nodes_removed,
-                        opaque_modelled_);
+    logger("cli")->info("shape arithmetic resolved ahead of time: {} values made constant, {} reshape and {} expand "
+                        "targets made literal, {} computed shapes read from input dims, {} operands read as "
+                        "attributes, {} nodes removed, {} opaque nodes modelled",
+                        shapes.constants, shapes.reshapes, shapes.expands, shapes.compacted, shapes.attribute_forms,
+                        shapes.nodes_removed, opaque_modelled_);
     logger("cli")->info("{} weight-only nodes computed before the search", folded_nodes);
     outcome_.report = {{"input", request_.input},          {"output", request_.output},
                        {"import", import_json(import_stats_)}, {"nodes_before", original_.node_count()},
@@ -508,6 +509,8 @@ class Run {
                                         {"hard_swish", activations_.hard_swish}}},
                        {"shape_arithmetic", {{"values_made_constant", shapes.constants},
                                              {"reshape_targets_made_literal", shapes.reshapes},
+                                             {"expand_targets_made_literal", shapes.expands},
+                                             {"shapes_read_from_input_dims", shapes.compacted},
                                              {"operands_read_as_attributes", shapes.attribute_forms},
                                              {"nodes_removed", shapes.nodes_removed},
                                              {"opaque_nodes_modelled", opaque_modelled_},

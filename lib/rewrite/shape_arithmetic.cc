@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "ops/operands.h"
@@ -214,11 +215,24 @@ std::optional<ShapeValue> constant_of_shape(const ir::Node& node, const ShapeVal
   return ShapeValue{std::vector<Element>(static_cast<std::size_t>(count), Element::of((*value)->to_int64s()[0])), false};
 }
 
-/// A Reshape of a vector to [-1] (as exporters flatten a computed shape) keeps its elements.
-bool flattens_vector(const ir::Node& node, const ShapeValue& data, const std::optional<ShapeValue>& target) {
-  if (data.scalar) return false;
-  if (target) return target->all_known() && target->sizes() == std::vector<int64_t>{-1};
-  return node.inputs.size() == 1 && node.attrs.get_ints("shape", {}) == std::vector<int64_t>{-1};
+/// A Reshape of a scalar or vector to one dim ([-1], or its length: as exporters flatten a
+/// computed shape, and as a scalar dim becomes a one-element vector) or of one element to a
+/// scalar keeps its elements.
+std::optional<ShapeValue> reshaped_vector(const ir::Node& node, const ShapeValue& data,
+                                          const std::optional<ShapeValue>& target) {
+  std::vector<int64_t> shape;
+  if (target) {
+    if (!target->all_known() || target->scalar) return std::nullopt;
+    shape = target->sizes();
+  } else if (node.inputs.size() == 1 && node.attrs.find("shape")) {
+    shape = node.attrs.get_ints("shape", {});
+  } else {
+    return std::nullopt;
+  }
+  const auto count = static_cast<int64_t>(data.elements.size());
+  if (shape.empty()) return count == 1 ? std::optional(ShapeValue{data.elements, true}) : std::nullopt;
+  if (shape.size() == 1 && (shape[0] == -1 || shape[0] == count)) return ShapeValue{data.elements, false};
+  return std::nullopt;
 }
 
 /// The shape value a modelled node computes, if its inputs have one.
@@ -253,9 +267,7 @@ std::optional<ShapeValue> evaluate(const ir::Graph& graph, const ir::Node& node,
     case ir::OpKind::kEqual: return input(1) ? equality(first, *input(1)) : std::nullopt;
     case ir::OpKind::kWhere: return input(1) && input(2) ? where(first, *input(1), *input(2)) : std::nullopt;
     case ir::OpKind::kConstantOfShape: return operands == 1 ? constant_of_shape(node, first) : std::nullopt;
-    case ir::OpKind::kReshape:
-      if (!flattens_vector(node, first, operands > 1 ? input(1) : std::nullopt)) return std::nullopt;
-      return ShapeValue{first.elements, false};
+    case ir::OpKind::kReshape: return reshaped_vector(node, first, operands > 1 ? input(1) : std::nullopt);
     default: return std::nullopt;
   }
 }
@@ -338,6 +350,8 @@ class Resolver {
     if (const std::optional<ir::NodeId> replaced = decide_operands(id)) id = *replaced;
     refine_computed_reshape(id);
     refine_computed_expand(id);
+    if (const std::optional<ir::NodeId> replaced = literal_expand(id)) id = *replaced;
+    if (const std::optional<ir::NodeId> replaced = compact_target(id)) id = *replaced;
     const ir::Node& node = graph_.node(id);
     const ir::DataType dtype = node.outputs.size() == 1 ? graph_.value(node.outputs[0]).type.dtype : ir::DataType::kUndefined;
     if (!is_index_type(dtype) && dtype != ir::DataType::kBool) return;
@@ -374,22 +388,180 @@ class Resolver {
     if (target.scalar || !input.rank_known || !type.shape.rank_known || type.shape.rank() != rank) return;
     for (std::size_t i = 0; i < rank; ++i) {
       ir::Dim& out = type.shape.dims[i];
-      if (out.is_known() || out.is_symbolic()) continue;
+      if (out.is_known()) continue;
       const std::size_t input_start = rank - input.rank();
       const std::size_t target_start = rank - target.elements.size();
       const ir::Dim in = i >= input_start ? input.dims[i - input_start] : ir::Dim::known(1);
       const Element entry = i >= target_start ? target.elements[i - target_start] : Element::of(1);
       const ir::Dim wanted = entry.known ? ir::Dim::known(entry.value) : entry.is_symbol() ? ir::Dim::named(entry.symbol)
                                                                                            : ir::Dim{};
+      ir::Dim derived;
       if (entry.known && entry.value == 1) {
-        out = in;
+        derived = in;
       } else if (in.is_known() && in.value == 1) {
-        out = wanted;
+        derived = wanted;
       } else if (in == wanted) {
-        out = in;
+        derived = in;
       }
+      // A derived symbol replaces the one there (often a name ONNX's inference invented for an
+      // unknown dim): both name the same size, as in `merge`.
+      if (derived.is_known() || derived.is_symbolic()) out = derived;
     }
     graph_.set_type(node.outputs[0], type);
+  }
+
+  /// An Expand to a computed shape whose entries are each a size, or a symbol the input has at
+  /// the same position (the shapes aligned on the right), gets a literal shape with 1 for each
+  /// such symbol: broadcasting a dim against 1 keeps it, as against itself. torch's
+  /// `x[:, :, None].expand(b, kv, n, s, d)` (grouped-query attention's repeat_kv) then needs no
+  /// Shape, Gather, Concat or Where at run time.
+  std::optional<ir::NodeId> literal_expand(ir::NodeId id) {
+    const ir::Node node = graph_.node(id);
+    if (node.op != ir::OpKind::kExpand || node.inputs.size() != 2 || !value_of(node.inputs[1])) return std::nullopt;
+    const ShapeValue target = *value_of(node.inputs[1]);
+    const ir::Shape input = graph_.value(node.inputs[0]).type.shape;
+    if (target.scalar || target.all_known() || !input.rank_known) return std::nullopt;
+    const std::size_t length = target.elements.size();
+    std::vector<int64_t> sizes;
+    for (std::size_t i = 0; i < length; ++i) {
+      const Element& entry = target.elements[i];
+      const bool aligned = i + input.rank() >= length;
+      const ir::Dim* dim = aligned ? &input.dims[i + input.rank() - length] : nullptr;
+      if (entry.known) {
+        sizes.push_back(entry.value);
+      } else if (entry.is_symbol() && dim && dim->is_symbolic() && dim->symbol == entry.symbol) {
+        sizes.push_back(1);
+      } else {
+        return std::nullopt;
+      }
+    }
+    const ir::ValueId literal =
+        graph_.add_weight({}, ir::share(ir::Tensor::from_int64s({static_cast<int64_t>(length)}, sizes)));
+    const std::optional<ir::NodeId> added = replace_node(id, {node.inputs[0], literal}, node.attrs);
+    if (added) ++stats_.expands;
+    return added;
+  }
+
+  /// A Reshape or Expand whose shape stays computed, every entry of it a size or a symbol that a
+  /// graph input (or the node's own data) has, reads the symbols straight from those dims: a
+  /// Shape with start and end per run of them, shared by every such shape, and the sizes as
+  /// weights, joined by one Concat. The exporters' form takes a Shape, Gather and Unsqueeze per
+  /// dim and a Concat (Hugging Face's attention: `view(b, heads, s, d)` with b and s read from
+  /// a tensor each time); a runtime runs each of those nodes on every call. Needs Shape's start
+  /// and end (opset 15); the old computation goes where nothing else reads it.
+  std::optional<ir::NodeId> compact_target(ir::NodeId id) {
+    const ir::Node node = graph_.node(id);
+    if (node.op != ir::OpKind::kReshape && node.op != ir::OpKind::kExpand) return std::nullopt;
+    if (node.inputs.size() != 2 || opset() < 15 || !value_of(node.inputs[1])) return std::nullopt;
+    const ShapeValue target = *value_of(node.inputs[1]);
+
+    if (target.scalar || target.elements.empty() || target.all_known() || is_compact(node.inputs[1])) return std::nullopt;
+    if (graph_.consumers()[node.inputs[1]].size() != 1) return std::nullopt;
+    std::vector<ir::ValueId> pieces;
+    std::vector<int64_t> sizes;
+    auto flush_sizes = [&] {
+      if (sizes.empty()) return;
+      pieces.push_back(graph_.add_weight({}, ir::share(ir::Tensor::from_int64s({static_cast<int64_t>(sizes.size())}, sizes))));
+      sizes.clear();
+    };
+    for (std::size_t i = 0; i < target.elements.size();) {
+      const Element& entry = target.elements[i];
+      if (entry.known) {
+        sizes.push_back(entry.value);
+        ++i;
+        continue;
+      }
+      const std::optional<DimRun> run = longest_run(target.elements, i, node.inputs[0]);
+      if (!run) return std::nullopt;
+      flush_sizes();
+      pieces.push_back(shape_slice(*run));
+      i += run->length;
+    }
+    flush_sizes();
+    ir::ValueId shape = pieces.front();
+    if (pieces.size() > 1) {
+      const ir::TensorType type{ir::DataType::kInt64,
+                                ir::Shape{true, {ir::Dim::known(static_cast<int64_t>(target.elements.size()))}}};
+      ir::Attributes attrs;
+      attrs.set("axis", int64_t{0});
+      shape = graph_.node(graph_.add_node(ir::OpKind::kConcat, pieces, {{type, {}}}, std::move(attrs))).outputs[0];
+    }
+    value_of(shape) = target;
+    ++stats_.compacted;
+    return replace_input(id, 1, shape);
+  }
+
+  /// Replaces node `id` by a copy that reads `value` as input `index` (the same value computed
+  /// another way), its outputs keeping their types and names; returns the copy's id.
+  ir::NodeId replace_input(ir::NodeId id, std::size_t index, ir::ValueId value) {
+    const ir::Node old = graph_.node(id);
+    std::vector<ir::ValueId> inputs = old.inputs;
+    inputs[index] = value;
+    std::vector<ir::OutputSpec> outputs;
+    for (ir::ValueId output : old.outputs) outputs.push_back({graph_.value(output).type, graph_.value(output).name});
+    const ir::NodeId added = graph_.add_node(old.op, std::move(inputs), outputs, old.attrs, old.name);
+    for (std::size_t i = 0; i < old.outputs.size(); ++i) {
+      graph_.replace_all_uses(old.outputs[i], graph_.node(added).outputs[i]);
+    }
+    graph_.remove_node(id);
+    return added;
+  }
+
+  /// Dims [start, start + length) of a value.
+  struct DimRun {
+    ir::ValueId value = ir::kNoValue;
+    std::size_t start = 0;
+    std::size_t length = 0;
+  };
+
+  /// The longest run of the graph inputs' dims (or else `data`'s) that are the symbols
+  /// elements[at...] in order; the first such run where several are as long.
+  std::optional<DimRun> longest_run(const std::vector<Element>& elements, std::size_t at, ir::ValueId data) const {
+    std::vector<ir::ValueId> sources = graph_.inputs();
+    sources.push_back(data);
+    std::optional<DimRun> best;
+    for (ir::ValueId source : sources) {
+      const ir::Shape& shape = graph_.value(source).type.shape;
+      if (!shape.rank_known) continue;
+      for (std::size_t start = 0; start < shape.rank(); ++start) {
+        std::size_t length = 0;
+        while (at + length < elements.size() && start + length < shape.rank() && elements[at + length].is_symbol() &&
+               shape.dims[start + length].is_symbolic() && shape.dims[start + length].symbol == elements[at + length].symbol) {
+          ++length;
+        }
+        if (length > 0 && (!best || length > best->length)) best = DimRun{source, start, length};
+      }
+    }
+    return best;
+  }
+
+  /// Shape(value) with start and end, made once per run and read by every target that needs it.
+  ir::ValueId shape_slice(const DimRun& run) {
+    const auto key = std::make_tuple(run.value, run.start, run.length);
+    if (const auto found = slices_.find(key); found != slices_.end()) return found->second;
+    ir::Attributes attrs;
+    attrs.set("start", static_cast<int64_t>(run.start));
+    attrs.set("end", static_cast<int64_t>(run.start + run.length));
+    const ir::TensorType type{ir::DataType::kInt64, ir::Shape{true, {ir::Dim::known(static_cast<int64_t>(run.length))}}};
+    const ir::NodeId added = graph_.add_node(ir::OpKind::kShape, {run.value}, {{type, {}}}, std::move(attrs));
+    const ir::ValueId out = graph_.node(added).outputs[0];
+    value_of(out) = shape_of(graph_.node(added), graph_.value(run.value).type);
+    slices_.emplace(key, out);
+    return out;
+  }
+
+  /// Whether a shape is already read that way: a Shape, or a Concat of Shapes and weights.
+  bool is_compact(ir::ValueId value) const {
+    auto direct = [this](ir::ValueId v) {
+      const ir::Value& read = graph_.value(v);
+      return read.kind == ir::ValueKind::kWeight ||
+             (read.kind == ir::ValueKind::kIntermediate && graph_.node(read.producer).op == ir::OpKind::kShape);
+    };
+    if (direct(value)) return true;
+    const ir::Value& read = graph_.value(value);
+    if (read.kind != ir::ValueKind::kIntermediate || graph_.node(read.producer).op != ir::OpKind::kConcat) return false;
+    const std::vector<ir::ValueId>& parts = graph_.node(read.producer).inputs;
+    return std::all_of(parts.begin(), parts.end(), direct);
   }
 
   /// A run-time form node whose operands are known (or, for Reshape, resolvable to 0 and -1)
@@ -558,6 +730,7 @@ class Resolver {
   ShapeArithmeticStats& stats_;
   KnownValues* known_;
   Values values_;
+  std::map<std::tuple<ir::ValueId, std::size_t, std::size_t>, ir::ValueId> slices_;  ///< shape_slice's nodes.
 };
 
 }  // namespace

@@ -13,14 +13,18 @@ namespace graphsub::rewrite {
 struct ShapeArithmeticStats {
   std::size_t constants = 0;        ///< Computed shape values replaced by weights.
   std::size_t reshapes = 0;         ///< Reshapes to a computed shape given a literal one (0 and -1).
+  std::size_t expands = 0;          ///< Expands to a computed shape given a literal one (1 for a kept dim).
+  std::size_t compacted = 0;        ///< Computed shapes read from the graph inputs' dims instead.
   std::size_t attribute_forms = 0;  ///< Run-time form nodes turned into their attribute form.
   std::size_t nodes_removed = 0;    ///< Nodes no longer needed afterwards.
 
   /// True when the resolution changed anything.
-  bool changed() const { return constants + reshapes + attribute_forms + nodes_removed > 0; }
+  bool changed() const { return constants + reshapes + expands + compacted + attribute_forms + nodes_removed > 0; }
   ShapeArithmeticStats& operator+=(const ShapeArithmeticStats& other) {
     constants += other.constants;
     reshapes += other.reshapes;
+    expands += other.expands;
+    compacted += other.compacted;
     attribute_forms += other.attribute_forms;
     nodes_removed += other.nodes_removed;
     return *this;

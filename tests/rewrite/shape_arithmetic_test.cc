@@ -219,3 +219,73 @@ TEST_CASE("shape arithmetic: an expand of a class token over the batch is evalua
 }
 
 }  // namespace graphsub
+
+namespace graphsub {
+namespace {
+
+using namespace testing::shapes;
+using testing::add_inferred;
+
+/// Grouped-query attention's repeat_kv as Hugging Face's exports write it, x: [N, 4, S, 8]:
+///   e = Expand(Unsqueeze(x, 2), Concat(dim 0 of x, [4], [2], dim 2 of x, [8]))
+///   Reshape(e, Concat(dim 0 of x, [8], dim 2 of x, [8]))
+/// with the second Reshape's dim 2 read as Reshape(Gather(Shape(x), 2), [1]), the form an
+/// Unsqueeze takes once the data-movement chains have run.
+ir::Graph repeat_kv() {
+  ir::Graph graph;
+  const ir::ValueId x = input(graph, "x", {ir::Dim::named("N"), ir::Dim::known(4), ir::Dim::named("S"), ir::Dim::known(8)});
+  const ir::ValueId u = first(graph, add_inferred(graph, ir::OpKind::kUnsqueeze, {x}, attr("axes", std::vector<int64_t>{2})));
+  const ir::ValueId sizes = concat(graph, {dim_of(graph, x, 0), ints(graph, {2}, {4, 2}), dim_of(graph, x, 2), ints(graph, {1}, {8})});
+  const ir::ValueId e = first(graph, add_inferred(graph, ir::OpKind::kExpand, {u, sizes}));
+  const ir::ValueId shape = first(graph, add_inferred(graph, ir::OpKind::kShape, {x}, attr("start", int64_t{0})));
+  const ir::ValueId s = first(graph, add_inferred(graph, ir::OpKind::kGather, {shape, ints(graph, {}, {2})}, attr("axis", int64_t{0})));
+  const ir::ValueId s_vector = first(graph, add_inferred(graph, ir::OpKind::kReshape, {s}, attr("shape", std::vector<int64_t>{1})));
+  const ir::ValueId target = concat(graph, {dim_of(graph, x, 0), ints(graph, {1}, {8}), s_vector, ints(graph, {1}, {8})});
+  graph.set_outputs({first(graph, runtime_reshape(graph, e, target))});
+  return graph;
+}
+
+}  // namespace
+
+TEST_CASE("shape arithmetic: an expand whose symbols keep the input's dims gets a literal shape", "[shape_arithmetic]") {
+  const ir::Graph graph = repeat_kv();
+  rewrite::ShapeArithmeticStats stats;
+  const ir::Graph resolved = rewrite::resolve_shape_arithmetic(graph, &stats);
+  CHECK(stats.expands == 1);
+  for (ir::NodeId id : resolved.node_ids()) {
+    const ir::Node& node = resolved.node(id);
+    if (node.op != ir::OpKind::kExpand) continue;
+    const ir::Value& shape = resolved.value(node.inputs[1]);
+    REQUIRE(shape.kind == ir::ValueKind::kWeight);
+    CHECK(shape.data->to_int64s() == std::vector<int64_t>{1, 4, 2, 1, 8});
+    CHECK(ir::to_string(resolved.value(node.outputs[0]).type.shape) == "[N,4,2,S,8]");
+  }
+  require_same_values(graph, resolved, {{"N", 2}, {"S", 3}});
+}
+
+TEST_CASE("shape arithmetic: a shape that stays computed reads the input's dims in one Shape", "[shape_arithmetic]") {
+  // The Reshape's [N, 8, S, 8] cannot be literal (S would be a -1 beside a copied N): it becomes
+  // Concat(Shape(x)[0:1], [8], Shape(x)[2:3], [8]), 3 nodes for the 8 the export computed it with.
+  const ir::Graph graph = repeat_kv();
+  rewrite::ShapeArithmeticStats stats;
+  const ir::Graph resolved = rewrite::resolve_shape_arithmetic(graph, &stats);
+  CHECK(stats.compacted == 1);
+  std::map<ir::OpKind, int> ops;
+  for (ir::NodeId id : resolved.node_ids()) ++ops[resolved.node(id).op];
+  CHECK(ops == std::map<ir::OpKind, int>{{ir::OpKind::kUnsqueeze, 1}, {ir::OpKind::kExpand, 1},
+                                         {ir::OpKind::kShape, 2}, {ir::OpKind::kConcat, 1}, {ir::OpKind::kReshape, 1}});
+  for (ir::NodeId id : resolved.node_ids()) {
+    const ir::Node& node = resolved.node(id);
+    if (node.op != ir::OpKind::kShape) continue;
+    CHECK(resolved.value(node.inputs[0]).kind == ir::ValueKind::kInput);
+    CHECK(node.attrs.get_int("end", 0) - node.attrs.get_int("start", 0) == 1);
+  }
+  require_same_values(graph, resolved, {{"N", 2}, {"S", 3}});
+  // Resolving again changes nothing: the optimizer repeats the resolution until it does.
+  rewrite::ShapeArithmeticStats again;
+  const ir::Graph twice = rewrite::resolve_shape_arithmetic(resolved, &again);
+  CHECK_FALSE(again.changed());
+  CHECK(twice.node_count() == resolved.node_count());
+}
+
+}  // namespace graphsub
