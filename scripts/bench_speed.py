@@ -33,7 +33,8 @@ import time
 DIMS = {"transformer_encoder": {"batch": 2, "sequence": 16},
         **{name: {"batch": 1, "sequence": 32}
            for name in ("bert_base", "bert_classifier", "gpt2", "distilbert", "roberta", "t5_encoder",
-                        "bert_base_int8", "bert_classifier_int8")}}
+                        "bert_base_int8", "bert_classifier_int8", "llama_decoder", "qwen2_decoder")},
+        "llama_decode_step": {"batch": 1, "sequence": 1, "past_sequence": 127, "total_sequence": 128}}
 
 
 def torch_model_names(chosen, extra=False, quantized=False):

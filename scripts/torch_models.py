@@ -254,6 +254,71 @@ def whisper_encoder():
     return Encoder().eval(), (torch_randn(1, 80, 3000),), ["features"], {"features": {0: "batch"}}, {"batch": 1}
 
 
+def decoder_config(config_class, **extra):
+    """A small decoder-only language model's config: 4 layers of width 512, 8 query heads sharing
+    4 key/value heads (grouped-query attention), a gated SiLU MLP, RMSNorm and rotary positions,
+    as LLaMA-style models have them; a vocabulary of 8,000 keeps the file small."""
+    return config_class(hidden_size=512, intermediate_size=1408, num_hidden_layers=4, num_attention_heads=8,
+                        num_key_value_heads=4, vocab_size=8000, max_position_embeddings=2048,
+                        attn_implementation="eager", **extra)
+
+
+def llama_decoder():
+    """A LLaMA-style decoder (transformers' LlamaModel, decoder_config's sizes, causal mask) on 32
+    tokens, without a key/value cache."""
+    from transformers import LlamaConfig, LlamaModel
+    return keyword_transformer(lambda: LlamaModel(decoder_config(LlamaConfig)),
+                               lambda model, ids, mask: model(input_ids=ids, attention_mask=mask,
+                                                              use_cache=False).last_hidden_state)
+
+
+def qwen2_decoder():
+    """A Qwen2-style decoder (transformers' Qwen2Model: LLaMA's layers with biases on the query,
+    key and value projections; decoder_config's sizes) on 32 tokens, without a key/value cache."""
+    from transformers import Qwen2Config, Qwen2Model
+    return keyword_transformer(lambda: Qwen2Model(decoder_config(Qwen2Config)),
+                               lambda model, ids, mask: model(input_ids=ids, attention_mask=mask,
+                                                              use_cache=False).last_hidden_state)
+
+
+def llama_decode_step():
+    """One decoding step of the LLaMA-style decoder with its key/value cache, as generation runs
+    it: 1 new token after 127 cached ones. Inputs: input_ids [batch, sequence], attention_mask
+    [batch, total_sequence] and per layer the cached keys and values [batch, 4, past_sequence,
+    64]; outputs: the last hidden state and the updated cache [batch, 4, total_sequence, 64]."""
+    import torch
+    from transformers import DynamicCache, LlamaConfig, LlamaModel
+    config = decoder_config(LlamaConfig)
+    layers = config.num_hidden_layers
+
+    class Step(torch.nn.Module):
+        """LlamaModel on a cache given as tensors, returning the cache as tensors."""
+        def __init__(self):
+            super().__init__()
+            self.model = LlamaModel(config).eval()
+
+        def forward(self, input_ids, attention_mask, *past):
+            cache = DynamicCache(ddp_cache_data=[(past[2 * i], past[2 * i + 1]) for i in range(layers)], config=config)
+            out = self.model(input_ids=input_ids, attention_mask=attention_mask, past_key_values=cache, use_cache=True)
+            present = [t for layer in out.past_key_values.layers for t in (layer.keys, layer.values)]
+            return (out.last_hidden_state, *present)
+
+    torch.manual_seed(0)
+    model = Step().eval()
+    past_length = 127
+    ids = torch.randint(0, 1000, (1, 1))
+    mask = torch.ones(1, past_length + 1, dtype=torch.long)
+    past = [torch_randn(1, config.num_key_value_heads, past_length, 64) for _ in range(2 * layers)]
+    cache_names = [f"past_{kind}_{i}" for i in range(layers) for kind in ("key", "value")]
+    output_names = ["last_hidden_state"] + [f"present_{kind}_{i}" for i in range(layers) for kind in ("key", "value")]
+    dynamic_axes = {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "total_sequence"},
+                    "last_hidden_state": {0: "batch", 1: "sequence"}}
+    dynamic_axes.update({name: {0: "batch", 2: "past_sequence"} for name in cache_names})
+    dynamic_axes.update({name: {0: "batch", 2: "total_sequence"} for name in output_names[1:]})
+    dims = {"batch": 1, "sequence": 1, "past_sequence": past_length, "total_sequence": past_length + 1}
+    return model, (ids, mask, *past), ["input_ids", "attention_mask"] + cache_names, dynamic_axes, dims, output_names
+
+
 MODELS = {
     "resnet18": torchvision_model("resnet18"),
     "resnet50": torchvision_model("resnet50"),
@@ -283,6 +348,9 @@ EXTRA_MODELS = {
     "roberta": roberta,
     "t5_encoder": t5_encoder,
     "whisper_encoder": whisper_encoder,
+    "llama_decoder": llama_decoder,
+    "qwen2_decoder": qwen2_decoder,
+    "llama_decode_step": llama_decode_step,
     "swin_t": torchvision_model("swin_t"),
     "maxvit_t": torchvision_model("maxvit_t"),
     "regnet_y_400mf": torchvision_model("regnet_y_400mf"),
@@ -350,7 +418,7 @@ def export(name, opset=17, folder=".", exporter="torchscript"):
     path = export_path(name, opset, folder, exporter)
     if name in QUANTIZED_MODELS:
         return export_quantized(name, opset, folder, exporter)
-    model, args, input_names, dynamic_axes, dims = ALL_MODELS[name]()
+    model, args, input_names, dynamic_axes, dims, *output_names = ALL_MODELS[name]()
     vary_constant_weights(model)
     if exporter == "dynamo":
         dims = {}
@@ -364,6 +432,7 @@ def export(name, opset=17, folder=".", exporter="torchscript"):
             torch.onnx.export(model, args, path, dynamo=True, input_names=input_names, external_data=False)
         else:
             torch.onnx.export(model, args, path, opset_version=opset, dynamo=False, input_names=input_names,
+                              output_names=output_names[0] if output_names else None,
                               dynamic_axes=dynamic_axes, do_constant_folding=True)
     return path, dims
 
