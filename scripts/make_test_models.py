@@ -615,6 +615,75 @@ def hard_swish_blocks():
     save(model_of(graph, (("", 17),)), "hard_swish_blocks.onnx")
 
 
+def grouped_query_attention():
+    """One LLaMA-style attention block as Hugging Face's exports write it, at opset 17, x [batch,
+    sequence, 16]: an RMSNorm with rsqrt as Reciprocal(Sqrt) (the dynamo exporter's form), query,
+    key and value products with 4 query heads sharing 2 key/value heads, repeat_kv as Unsqueeze,
+    Expand and Reshape to shapes computed from Shape(x) (with the Where(Equal(shape, -1), 1, shape)
+    torch writes for expand), softmax attention and the output product with a residual.
+    `optimize` writes the Reciprocal as Div(1, Sqrt) (rewrite/rsqrt_form.h), the Expands' shapes
+    as literals, and reads the shapes that stay computed from x's dims
+    (rewrite/shape_arithmetic.h)."""
+    def ints(name, values):
+        return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+    def scalar(name, value):
+        return numpy_helper.from_array(np.array(value, dtype=np.float32), name)
+
+    def node(op, inputs, outputs, **attrs):
+        return helper.make_node(op, inputs, outputs, name=outputs[0], **attrs)
+
+    nodes = [node("Pow", ["x", "two"], ["squares"]),
+             node("ReduceMean", ["squares"], ["variance"], axes=[-1], keepdims=1),
+             node("Add", ["variance", "epsilon"], ["shifted"]),
+             node("Sqrt", ["shifted"], ["root"]),
+             node("Reciprocal", ["root"], ["inverse"]),
+             node("Mul", ["x", "inverse"], ["normed"]),
+             node("Mul", ["normed", "norm_weight"], ["h"]),
+             node("MatMul", ["h", "wq"], ["q"]),
+             node("MatMul", ["h", "wk"], ["k"]),
+             node("MatMul", ["h", "wv"], ["v"]),
+             node("Shape", ["x"], ["x_shape"]),
+             node("Gather", ["x_shape", "zero"], ["b"], axis=0),
+             node("Gather", ["x_shape", "one"], ["s"], axis=0),
+             node("Unsqueeze", ["b", "axis_0"], ["b1"]),
+             node("Unsqueeze", ["s", "axis_0"], ["s1"]),
+             node("Concat", ["b1", "s1", "four", "four"], ["q_shape"], axis=0),
+             node("Concat", ["b1", "s1", "two_i", "four"], ["kv_shape"], axis=0),
+             node("Reshape", ["q", "q_shape"], ["q4"]),
+             node("Transpose", ["q4"], ["qh"], perm=[0, 2, 1, 3])]
+    for name in ("k", "v"):
+        nodes += [node("Reshape", [name, "kv_shape"], [name + "4"]),
+                  node("Transpose", [name + "4"], [name + "h"], perm=[0, 2, 1, 3]),
+                  node("Unsqueeze", [name + "h", "axis_2"], [name + "u"]),
+                  node("Concat", ["b1", "two_i", "two_i", "s1", "four"], [name + "_sizes"], axis=0),
+                  node("Equal", [name + "_sizes", "minus_ones"], [name + "_unset"]),
+                  node("Where", [name + "_unset", "ones", name + "_sizes"], [name + "_expand_shape"]),
+                  node("Expand", [name + "u", name + "_expand_shape"], [name + "e"]),
+                  node("Concat", ["b1", "four", "s1", "four"], [name + "_heads_shape"], axis=0),
+                  node("Reshape", [name + "e", name + "_heads_shape"], [name + "r"])]
+    nodes += [node("Transpose", ["kr"], ["kt"], perm=[0, 1, 3, 2]),
+              node("MatMul", ["qh", "kt"], ["scores"]),
+              node("Mul", ["scores", "scale"], ["scaled"]),
+              node("Softmax", ["scaled"], ["p"], axis=-1),
+              node("MatMul", ["p", "vr"], ["o"]),
+              node("Transpose", ["o"], ["ot"], perm=[0, 2, 1, 3]),
+              node("Concat", ["b1", "s1", "sixteen"], ["o_shape"], axis=0),
+              node("Reshape", ["ot", "o_shape"], ["merged"]),
+              node("MatMul", ["merged", "wo"], ["projected"]),
+              node("Add", ["x", "projected"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "grouped_query_attention", [tensor_info("x", ["batch", "sequence", 16])],
+        [tensor_info("y", ["batch", "sequence", 16])],
+        initializer=[scalar("two", 2.0), scalar("epsilon", 1e-6), weight("norm_weight", [16], 40),
+                     weight("wq", [16, 16], 41), weight("wk", [16, 8], 42), weight("wv", [16, 8], 43),
+                     weight("wo", [16, 16], 44), scalar("scale", 0.5),
+                     ints("zero", 0), ints("one", 1), ints("axis_0", [0]), ints("axis_2", [2]), ints("two_i", [2]),
+                     ints("four", [4]), ints("sixteen", [16]), ints("minus_ones", [-1, -1, -1, -1, -1]),
+                     ints("ones", [1, 1, 1, 1, 1])])
+    save(model_of(graph, (("", 17),)), "grouped_query_attention.onnx")
+
+
 def main():
     os.makedirs(MODELS, exist_ok=True)
     for build in (cycle, shape_mismatch, symbolic_dims, unsorted_nodes, constants, fold_transpose,
@@ -622,7 +691,8 @@ def main():
                   if_outer_scope,
                   typed_tensors, channel_shuffle, shuffle_unit,
                   shuffle_stage_end, packed_attention, shifted_windows, conv_relu, squeeze_excitation, squeeze_excitation_transposed,
-                  class_token_head, window_attention, data_shaped_rows, traced_size, near_ties, hard_swish_blocks):
+                  class_token_head, window_attention, data_shaped_rows, traced_size, near_ties, hard_swish_blocks,
+                  grouped_query_attention):
         build()
     return 0
 

@@ -26,6 +26,7 @@
 #include "profile/ort_profiler.h"
 #include "profile/ort_worker.h"
 #include "rewrite/activation_forms.h"
+#include "rewrite/rsqrt_form.h"
 #include "rewrite/channel_shuffle.h"
 #include "rewrite/view_chains.h"
 #include "rewrite/einsum_lowering.h"
@@ -478,6 +479,10 @@ class Run {
       logger("cli")->info("activations: {} element-wise chains written as HardSigmoid, {} products as HardSwish",
                           activations_.hard_sigmoid, activations_.hard_swish);
     }
+    folded = rewrite::write_rsqrt_as_division(folded, &rsqrt_divisions_);
+    if (rsqrt_divisions_ > 0) {
+      logger("cli")->info("{} reciprocals of a square root written as Div(1, Sqrt)", rsqrt_divisions_);
+    }
     if (Measurer* measurer = target_.measurer.get()) {
       const Observer observe = [measurer](const ir::Graph& instance, const std::vector<ir::ValueId>& values,
                                           const cost::DimSizes& sizes) {
@@ -507,6 +512,7 @@ class Run {
                        {"view_chains", {{"chains", view_chains_.chains}, {"nodes_removed", view_chains_.nodes_removed}}},
                        {"activations", {{"hard_sigmoid", activations_.hard_sigmoid},
                                         {"hard_swish", activations_.hard_swish}}},
+                       {"rsqrt_as_division", rsqrt_divisions_},
                        {"shape_arithmetic", {{"values_made_constant", shapes.constants},
                                              {"reshape_targets_made_literal", shapes.reshapes},
                                              {"expand_targets_made_literal", shapes.expands},
@@ -933,7 +939,7 @@ class Run {
 
   bool rewritten_before_search() const {
     return narrowings_ > 0 || einsums_lowered_ > 0 || shuffles_changed() > 0 || view_chains_.chains > 0 ||
-           activations_.total() > 0;
+           activations_.total() > 0 || rsqrt_divisions_ > 0;
   }
 
   bool changed_by_search_or_narrowing(const search::SearchResult& result) const {
@@ -952,6 +958,7 @@ class Run {
       text += fmt::format(", {} activation chains written as HardSigmoid ({} HardSwish)", activations_.hard_sigmoid,
                           activations_.hard_swish);
     }
+    if (rsqrt_divisions_ > 0) text += ", " + std::to_string(rsqrt_divisions_) + " rsqrt written as Div(1, Sqrt)";
     if (shapes_.nodes_removed > 0) text += ", " + std::to_string(shapes_.nodes_removed) + " nodes of shape arithmetic resolved";
     return text;
   }
@@ -1189,6 +1196,7 @@ class Run {
   rewrite::ShuffleStats shuffles_;  ///< Channel shuffles rewritten before the search.
   rewrite::ViewChainStats view_chains_;  ///< Data-movement chains written anew before the search.
   rewrite::ActivationStats activations_;  ///< Activation chains written as one operator before the search.
+  int rsqrt_divisions_ = 0;  ///< Reciprocal(Sqrt) written as Div(1, Sqrt) before the search.
   std::optional<bool> folded_written_as_input_;  ///< Whether the graph before the search exports as the input.
   Target target_;
   std::set<std::string> unverified_;  ///< Searched rules not proved (only with --allow-unverified).

@@ -320,6 +320,25 @@ TEST_CASE("optimize writes Keras's and YOLOv5's hard swish and hard sigmoid chai
   }
 }
 
+TEST_CASE("optimize resolves grouped-query attention's shapes and writes rsqrt as the division onnxruntime fuses",
+          "[cli]") {
+  // models/grouped_query_attention.onnx: a LLaMA-style block with symbolic batch and sequence,
+  // its RMSNorm's rsqrt as Reciprocal(Sqrt), repeat_kv's Expands and Reshapes to computed shapes.
+  const Scratch scratch("grouped_query_attention");
+  const nlohmann::json json =
+      optimize_report(scratch, "grouped_query_attention.onnx", "--target cpu --check 3 --dim batch=2 --dim sequence=5");
+  CHECK(json["rsqrt_as_division"] == 1);
+  CHECK(json["shape_arithmetic"]["expand_targets_made_literal"] == 2);
+  CHECK(json["shape_arithmetic"]["shapes_read_from_input_dims"] == 3);
+  CHECK(json["check"]["passed"] == true);
+  const std::string written = read_file(scratch.path() / "out.onnx");
+  CHECK(written.find("Reciprocal") == std::string::npos);
+  CHECK(written.find("Where") == std::string::npos);
+  CHECK(written.find("Gather") == std::string::npos);
+  // The written model keeps its symbolic dims.
+  CHECK(written.find("sequence") != std::string::npos);
+}
+
 TEST_CASE("the measured target tries its layout forms on what it writes, and measures them", "[cli]") {
   // A squeeze-and-excitation scale: rules/layout.rules writes it as a nearest Resize. Whether the
   // form is kept depends on the measured times, so only the mechanism is checked: it was
