@@ -79,7 +79,8 @@ model's run-by-run log ratio to the first model is at most rel_error, or, with "
 that median is below log(decide_at) by three of those standard errors or above it by two, or
 cannot become a gain before the limits: the rounds max_runs and max_seconds leave, at the pace so
 far, would bound a gain only beyond 2 x 1.2533 x spread / sqrt(those rounds), and the median is
-not below that bound or log(decide_at)); or at max_runs; or once max_seconds have passed (with
+not below that bound or log(decide_at), or, where those rounds take at most CHEAP_SECONDS, the
+median less twice its standard error is not); or at max_runs; or once max_seconds have passed (with
 at least three runs each). With "prior_ms" (one list per model, of equal length: runs an earlier
 request made of the same models, round by round), the timing goes on from those runs: they open
 each model's samples, the stopping rule counts them, and the answer includes them; max_runs and
@@ -105,6 +106,10 @@ import time
 
 import numpy as np
 import onnxruntime as ort
+
+# Seconds of further rounds that count as cheap for a paired comparison's stopping rule: within
+# them a comparison whose median noise may have pushed above a gain is timed on (settled_ratio).
+CHEAP_SECONDS = 5.0
 
 LEVELS = {
     "disabled": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
@@ -263,12 +268,14 @@ def stable(samples, request):
     return error <= max(float(request["abs_error_ms"]), float(request["rel_error"]) * mean)
 
 
-def settled_ratio(first, other, request, runs_at_limit=None):
+def settled_ratio(first, other, request, runs_at_limit=None, cheap=False):
     """Paired: the median of the model's run-by-run log ratio to the first has a standard error
     (1.2533 x interquartile range / 1.349 / sqrt(runs), robust to disturbed runs) of at most
     rel_error, or is decided against decide_at, or cannot be decided a gain within the runs the
     limits leave (`runs_at_limit`, the rounds the comparison would have when max_runs or
-    max_seconds stop it; see the module's doc)."""
+    max_seconds stop it; see the module's doc). With `cheap` (the rounds up to that limit take
+    a few seconds at most), "cannot" allows for the median's own error: it stops only when the
+    median less twice its standard error is still short of the bound."""
     logs = sorted(math.log(b / a) for a, b in zip(first, other) if a > 0 and b > 0)
     if len(logs) < max(4, int(request["min_runs"])):
         return False
@@ -289,7 +296,7 @@ def settled_ratio(first, other, request, runs_at_limit=None):
         # spread. The median measured so far does not get there: more runs would at best make it
         # a gain at the noise's edge, which is no gain to write (the input is kept).
         bound = min(threshold, -2 * 1.2533 * spread / math.sqrt(runs_at_limit))
-        return median > bound
+        return median - (2 * error if cheap else 0) > bound
     return False
 
 
@@ -323,9 +330,14 @@ def time_models(request):
 
     def enough():  # the stopping rule, with the rounds the limits leave at the pace so far
         nonlocal active
-        limit = len(prior[0]) + runs_at_limit(rounds, time.perf_counter() - start, request)
+        elapsed = time.perf_counter() - start
+        limit = len(prior[0]) + runs_at_limit(rounds, elapsed, request)
+        # Timing on to that limit is cheap when it takes a few seconds at the pace so far: then a
+        # median that noise may have pushed up does not end the comparison early.
+        cheap = rounds > 0 and elapsed / rounds * (limit - len(samples[0])) <= CHEAP_SECONDS
         if request.get("paired") and len(paths) > 1:
-            active = [0] + [i for i in active[1:] if not settled_ratio(samples[0], samples[i], request, limit)]
+            active = [0] + [i for i in active[1:]
+                            if not settled_ratio(samples[0], samples[i], request, limit, cheap)]
             return len(active) == 1
         return all(stable(s, request) for s in samples)
 

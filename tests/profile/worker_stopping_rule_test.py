@@ -44,6 +44,13 @@ expect("a copy, the limit near", worker.settled_ratio(*copy, REQUEST, runs_at_li
 # A candidate 3 % faster at the same spread is not decided yet, but could be within the limit.
 gain = paired(0.97, 0.05, 30, seed=2)
 expect("a 3 % gain, the limit near", worker.settled_ratio(*gain, REQUEST, runs_at_limit=40), False)
+# On a noisy machine (ratios spreading 16 %) a candidate whose 24 first rounds put its median at
+# 1.02 may still be 6 % faster: where the rounds up to the limit are cheap, the median's own error
+# counts, and it times on; where they are not, it stops as before.
+noisy = paired(1.02, 0.16, 24, seed=5)
+expect("a noisy median above 1, cheap rounds left", worker.settled_ratio(*noisy, REQUEST, runs_at_limit=100, cheap=True),
+       False)
+expect("a noisy median above 1, costly rounds left", worker.settled_ratio(*noisy, REQUEST, runs_at_limit=100), True)
 # A candidate clearly faster or slower is decided whatever the limit.
 expect("a 20 % gain", worker.settled_ratio(*paired(0.8, 0.02, 30, seed=3), REQUEST), True)
 expect("20 % slower", worker.settled_ratio(*paired(1.2, 0.02, 30, seed=4), REQUEST), True)
