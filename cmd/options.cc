@@ -17,7 +17,7 @@ std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& specs)
     } catch (const std::exception&) {
       size = -1;
     }
-    if (size < 1 || used != spec.size() - eq - 1) throw Error("--dim expects NAME=SIZE with SIZE >= 1, got '" + spec + "'");
+    if (size < 0 || used != spec.size() - eq - 1) throw Error("--dim expects NAME=SIZE with SIZE >= 0, got '" + spec + "'");
     dims[spec.substr(0, eq)] = size;
   }
   return dims;
@@ -45,7 +45,7 @@ Shard parse_shard(const std::string& text) {
 std::map<std::string, std::vector<int64_t>> parse_input_shapes(const std::vector<std::string>& specs) {
   std::map<std::string, std::vector<int64_t>> shapes;
   for (const std::string& spec : specs) {
-    const std::string usage = "--input-shape expects NAME:D1,D2,... with every size >= 1, got '" + spec + "'";
+    const std::string usage = "--input-shape expects NAME:D1,D2,... with every size >= 0, got '" + spec + "'";
     const auto colon = spec.rfind(':');
     if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size()) throw Error(usage);
     std::vector<int64_t> sizes;
@@ -60,7 +60,7 @@ std::map<std::string, std::vector<int64_t>> parse_input_shapes(const std::vector
       } catch (const std::exception&) {
         size = -1;
       }
-      if (size < 1 || used != text.size()) throw Error(usage);
+      if (size < 0 || used != text.size()) throw Error(usage);
       sizes.push_back(size);
       begin = end + 1;
     }
