@@ -34,7 +34,10 @@ DIMS = {"transformer_encoder": {"batch": 2, "sequence": 16},
         **{name: {"batch": 1, "sequence": 32}
            for name in ("bert_base", "bert_classifier", "gpt2", "distilbert", "roberta", "t5_encoder",
                         "bert_base_int8", "bert_classifier_int8", "llama_decoder", "qwen2_decoder")},
-        "llama_decode_step": {"batch": 1, "sequence": 1, "past_sequence": 127, "total_sequence": 128}}
+        "llama_decode_step": {"batch": 1, "sequence": 1, "past_sequence": 127, "total_sequence": 128},
+        # optimum_models.py's exports, timed as one decoding step too (optimum's dim names).
+        **{name: {"batch_size": 1, "sequence_length": 1, "past_sequence_length": 127,
+                  "past_sequence_length + sequence_length": 128} for name in ("o_llama", "o_qwen2")}}
 
 
 def torch_model_names(chosen, extra=False, quantized=False):

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Exports LLaMA-style decoders with random weights to ONNX through Hugging Face optimum, as an
+LLM user would (`optimum-cli export onnx --task text-generation-with-past`): one model per
+decoder taking input_ids, attention_mask, position_ids and the key/value cache of every layer,
+returning the logits and the updated cache, every length symbolic.
+
+optimum 2.3 (optimum-onnx 0.1) needs transformers 4.x, while torch_models.py's exports use 5.x;
+keep it in a virtual environment of its own that sees the system's torch, e.g.
+
+    python3 -m venv --system-site-packages /tmp/optenv
+    /tmp/optenv/bin/pip install --no-deps optimum optimum-onnx && /tmp/optenv/bin/pip install "transformers<4.58"
+    /tmp/optenv/bin/python scripts/optimum_models.py --folder /tmp/optimum_models
+    python3 scripts/bench_speed.py --models --onnx /tmp/optimum_models/*.onnx
+
+The decoders have torch_models.py's `decoder_config` sizes (4 layers of width 512, 8 query heads
+sharing 4 key/value heads, a vocabulary of 8,000), weights drawn from seed 0. bench_speed.py
+times them as one decoding step: 1 new token after 127 cached ones. Nothing here needs the
+network once the packages are installed.
+"""
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+
+from torch_models import decoder_config
+
+#: transformers' causal-LM class and config class of each exported model.
+MODELS = {
+    "o_llama": ("LlamaForCausalLM", "LlamaConfig"),
+    "o_qwen2": ("Qwen2ForCausalLM", "Qwen2Config"),
+}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--folder", required=True, help="where the .onnx files go")
+    parser.add_argument("--models", nargs="*", choices=sorted(MODELS), help="default: all")
+    args = parser.parse_args()
+
+    import torch
+    import transformers
+    from optimum.exporters.onnx import main_export
+
+    os.makedirs(args.folder, exist_ok=True)
+    for name in args.models or MODELS:
+        model_class, config_class = MODELS[name]
+        torch.manual_seed(0)  # each model's weights the same whichever others are exported
+        model = getattr(transformers, model_class)(decoder_config(getattr(transformers, config_class))).eval()
+        with tempfile.TemporaryDirectory() as scratch:
+            source, exported = os.path.join(scratch, "model"), os.path.join(scratch, "onnx")
+            model.save_pretrained(source)
+            main_export(source, output=exported, task="text-generation-with-past", opset=18)
+            path = os.path.join(args.folder, name + ".onnx")
+            shutil.move(os.path.join(exported, "model.onnx"), path)
+        print("wrote", path, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
