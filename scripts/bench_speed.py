@@ -37,7 +37,8 @@ DIMS = {"transformer_encoder": {"batch": 2, "sequence": 16},
         "llama_decode_step": {"batch": 1, "sequence": 1, "past_sequence": 127, "total_sequence": 128},
         # optimum_models.py's exports, timed as one decoding step too (optimum's dim names).
         **{name: {"batch_size": 1, "sequence_length": 1, "past_sequence_length": 127,
-                  "past_sequence_length + sequence_length": 128} for name in ("o_llama", "o_qwen2")}}
+                  "past_sequence_length + sequence_length": 128}
+           for name in ("o_llama", "o_qwen2", "o_mistral", "o_phi3", "o_gemma", "o_gpt2")}}
 
 
 def torch_model_names(chosen, extra=False, quantized=False):

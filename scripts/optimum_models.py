@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Exports LLaMA-style decoders with random weights to ONNX through Hugging Face optimum, as an
+"""Exports decoder-only language models with random weights to ONNX through Hugging Face optimum, as an
 LLM user would (`optimum-cli export onnx --task text-generation-with-past`): one model per
 decoder taking input_ids, attention_mask, position_ids and the key/value cache of every layer,
 returning the logits and the updated cache, every length symbolic.
@@ -12,8 +12,9 @@ keep it in a virtual environment of its own that sees the system's torch, e.g.
     /tmp/optenv/bin/python scripts/optimum_models.py --folder /tmp/optimum_models
     python3 scripts/bench_speed.py --models --onnx /tmp/optimum_models/*.onnx
 
-The decoders have torch_models.py's `decoder_config` sizes (4 layers of width 512, 8 query heads
-sharing 4 key/value heads, a vocabulary of 8,000), weights drawn from seed 0. bench_speed.py
+LLaMA, Qwen2, Mistral, Phi-3 and Gemma have torch_models.py's `decoder_config` sizes (4 layers of
+width 512, 8 query heads sharing 4 key/value heads, a vocabulary of 8,000), GPT-2 the same width
+and depth with 8 heads; weights drawn from seed 0. bench_speed.py
 times them as one decoding step: 1 new token after 127 cached ones. Nothing here needs the
 network once the packages are installed.
 """
@@ -25,10 +26,25 @@ import tempfile
 
 from torch_models import decoder_config
 
-#: transformers' causal-LM class and config class of each exported model.
+
+def gpt2_config(transformers):
+    """GPT-2's layers at a small size: 4 layers of width 512, 8 heads, a vocabulary of 8,000."""
+    return transformers.GPT2Config(n_layer=4, n_embd=512, n_head=8, vocab_size=8000, attn_implementation="eager")
+
+
+def like_llama(config_class):
+    """decoder_config's sizes for a LLaMA-like config class of transformers."""
+    return lambda transformers: decoder_config(getattr(transformers, config_class))
+
+
+#: transformers' causal-LM class of each exported model, and its config from the module.
 MODELS = {
-    "o_llama": ("LlamaForCausalLM", "LlamaConfig"),
-    "o_qwen2": ("Qwen2ForCausalLM", "Qwen2Config"),
+    "o_llama": ("LlamaForCausalLM", like_llama("LlamaConfig")),
+    "o_qwen2": ("Qwen2ForCausalLM", like_llama("Qwen2Config")),
+    "o_mistral": ("MistralForCausalLM", like_llama("MistralConfig")),
+    "o_phi3": ("Phi3ForCausalLM", lambda transformers: decoder_config(transformers.Phi3Config, pad_token_id=0)),
+    "o_gemma": ("GemmaForCausalLM", lambda transformers: decoder_config(transformers.GemmaConfig, head_dim=64)),
+    "o_gpt2": ("GPT2LMHeadModel", gpt2_config),
 }
 
 
@@ -44,9 +60,9 @@ def main():
 
     os.makedirs(args.folder, exist_ok=True)
     for name in args.models or MODELS:
-        model_class, config_class = MODELS[name]
+        model_class, config = MODELS[name]
         torch.manual_seed(0)  # each model's weights the same whichever others are exported
-        model = getattr(transformers, model_class)(decoder_config(getattr(transformers, config_class))).eval()
+        model = getattr(transformers, model_class)(config(transformers)).eval()
         with tempfile.TemporaryDirectory() as scratch:
             source, exported = os.path.join(scratch, "model"), os.path.join(scratch, "onnx")
             model.save_pretrained(source)
