@@ -476,8 +476,9 @@ class Run {
     }
     folded = rewrite::write_activations(folded, &activations_);
     if (activations_.total() > 0) {
-      logger("cli")->info("activations: {} element-wise chains written as HardSigmoid, {} products as HardSwish",
-                          activations_.hard_sigmoid, activations_.hard_swish);
+      logger("cli")->info("activations: {} element-wise chains written as HardSigmoid, {} products as HardSwish, {} "
+                          "tanh GELUs in the form onnxruntime fuses",
+                          activations_.hard_sigmoid, activations_.hard_swish, activations_.tanh_gelu);
     }
     folded = rewrite::write_rsqrt_as_division(folded, &rsqrt_divisions_);
     if (rsqrt_divisions_ > 0) {
@@ -511,7 +512,8 @@ class Run {
                                              {"into_convolutions", shuffles_.into_convolutions}}},
                        {"view_chains", {{"chains", view_chains_.chains}, {"nodes_removed", view_chains_.nodes_removed}}},
                        {"activations", {{"hard_sigmoid", activations_.hard_sigmoid},
-                                        {"hard_swish", activations_.hard_swish}}},
+                                        {"hard_swish", activations_.hard_swish},
+                                        {"tanh_gelu", activations_.tanh_gelu}}},
                        {"rsqrt_as_division", rsqrt_divisions_},
                        {"shape_arithmetic", {{"values_made_constant", shapes.constants},
                                              {"reshape_targets_made_literal", shapes.reshapes},
@@ -954,9 +956,12 @@ class Run {
     if (einsums_lowered_ > 0) text += ", " + std::to_string(einsums_lowered_) + " Einsums as MatMul";
     if (shuffles_changed() > 0) text += ", " + std::to_string(shuffles_changed()) + " channel shuffles rewritten";
     if (view_chains_.chains > 0) text += ", " + std::to_string(view_chains_.chains) + " data-movement chains shortened";
-    if (activations_.total() > 0) {
+    if (activations_.hard_sigmoid > 0) {
       text += fmt::format(", {} activation chains written as HardSigmoid ({} HardSwish)", activations_.hard_sigmoid,
                           activations_.hard_swish);
+    }
+    if (activations_.tanh_gelu > 0) {
+      text += fmt::format(", {} tanh GELUs in the form onnxruntime fuses", activations_.tanh_gelu);
     }
     if (rsqrt_divisions_ > 0) text += ", " + std::to_string(rsqrt_divisions_) + " rsqrt written as Div(1, Sqrt)";
     if (shapes_.nodes_removed > 0) text += ", " + std::to_string(shapes_.nodes_removed) + " nodes of shape arithmetic resolved";

@@ -28,6 +28,18 @@ struct HardSigmoid {
   std::vector<ir::NodeId> nodes;
 };
 
+/// A tanh GELU found: 0.5·x·(1 + tanh(s·(x + a·x³))), and the nodes that compute it.
+struct TanhGelu {
+  ir::ValueId x = ir::kNoValue;
+  double a = 0;
+  double s = 0;
+  std::vector<ir::NodeId> nodes;
+};
+
+/// GELU's tanh approximation's constants: sqrt(2/pi) and 0.044715.
+constexpr double kSqrtTwoOverPi = 0.7978845608028654;
+constexpr double kCubicTerm = 0.044715;
+
 /// The chains of one graph, found on it as it was before any rewrite.
 class ChainFinder {
  public:
@@ -74,6 +86,26 @@ class ChainFinder {
       if (near(sigmoid->attrs.get_float("alpha", 0) * 6.0, 1.0) && near(sigmoid->attrs.get_float("beta", 0), 0.5)) {
         return x;
       }
+    }
+    return std::nullopt;
+  }
+
+  /// The tanh GELU ending at `id` in the form torch's TorchScript exporter writes for
+  /// gelu(approximate="tanh") (Gemma's MLP): Mul(0.5, Mul(x, Add(1, Tanh(Mul(s, Add(x, Mul(a,
+  /// x·x·x))))))), operands of Add and Mul in either order, the cube as Mul(Mul(x, x), x) either
+  /// way round.
+  std::optional<TanhGelu> tanh_gelu(ir::NodeId id) const {
+    std::optional<std::pair<ir::ValueId, double>> half = with_scalar(graph_.node(id), ir::OpKind::kMul);
+    if (!half || half->second != 0.5) return std::nullopt;
+    const ir::Node* product = inner(half->first, ir::OpKind::kMul);
+    if (!product || product->inputs.size() != 2) return std::nullopt;
+    for (int i = 0; i < 2; ++i) {
+      const ir::ValueId x = product->inputs[static_cast<std::size_t>(i)];
+      std::optional<TanhGelu> found = tanh_part(product->inputs[static_cast<std::size_t>(1 - i)], x);
+      if (!found) continue;
+      found->nodes.push_back(graph_.value(half->first).producer);
+      found->nodes.push_back(id);
+      return found;
     }
     return std::nullopt;
   }
@@ -135,6 +167,42 @@ class ChainFinder {
     if (std::find(outputs.begin(), outputs.end(), value) != outputs.end()) return nullptr;
     const ir::Node& node = graph_.node(made.producer);
     return node.op == op ? &node : nullptr;
+  }
+
+  /// Add(1, Tanh(Mul(s, Add(x, Mul(a, x³))))) at `value`, with GELU's s and a.
+  std::optional<TanhGelu> tanh_part(ir::ValueId value, ir::ValueId x) const {
+    const ir::Node* plus_one = inner(value, ir::OpKind::kAdd);
+    if (!plus_one) return std::nullopt;
+    std::optional<std::pair<ir::ValueId, double>> one = with_scalar(*plus_one, ir::OpKind::kAdd);
+    if (!one || one->second != 1.0) return std::nullopt;
+    const ir::Node* tanh = inner(one->first, ir::OpKind::kTanh);
+    if (!tanh) return std::nullopt;
+    const ir::Node* scale = inner(tanh->inputs[0], ir::OpKind::kMul);
+    std::optional<std::pair<ir::ValueId, double>> scaled = scale ? with_scalar(*scale, ir::OpKind::kMul) : std::nullopt;
+    if (!scaled || !near(scaled->second, kSqrtTwoOverPi)) return std::nullopt;
+    const ir::Node* sum = inner(scaled->first, ir::OpKind::kAdd);
+    if (!sum || sum->inputs.size() != 2 || (sum->inputs[0] != x && sum->inputs[1] != x)) return std::nullopt;
+    const ir::ValueId term = sum->inputs[0] == x ? sum->inputs[1] : sum->inputs[0];
+    const ir::Node* cubic = inner(term, ir::OpKind::kMul);
+    std::optional<std::pair<ir::ValueId, double>> weighted = cubic ? with_scalar(*cubic, ir::OpKind::kMul) : std::nullopt;
+    if (!weighted || !near(weighted->second, kCubicTerm)) return std::nullopt;
+    std::optional<std::vector<ir::NodeId>> cube = cube_of(weighted->first, x);
+    if (!cube) return std::nullopt;
+    std::vector<ir::NodeId> nodes = *cube;
+    for (ir::ValueId made : {term, scaled->first, tanh->inputs[0], one->first, value}) {
+      nodes.push_back(graph_.value(made).producer);
+    }
+    return TanhGelu{x, weighted->second, scaled->second, nodes};
+  }
+
+  /// The nodes computing x·x·x at `value` as Mul(Mul(x, x), x) or Mul(x, Mul(x, x)).
+  std::optional<std::vector<ir::NodeId>> cube_of(ir::ValueId value, ir::ValueId x) const {
+    const ir::Node* outer = inner(value, ir::OpKind::kMul);
+    if (!outer || outer->inputs.size() != 2 || (outer->inputs[0] != x && outer->inputs[1] != x)) return std::nullopt;
+    const ir::ValueId square = outer->inputs[0] == x ? outer->inputs[1] : outer->inputs[0];
+    const ir::Node* squared = inner(square, ir::OpKind::kMul);
+    if (!squared || squared->inputs.size() != 2 || squared->inputs[0] != x || squared->inputs[1] != x) return std::nullopt;
+    return std::vector<ir::NodeId>{graph_.value(square).producer, graph_.value(value).producer};
   }
 
   /// Clip(Add(x, s), 0, h) at `clipped`, scaled by k (k·h = 1) or divided by h: the hard sigmoid
@@ -236,6 +304,41 @@ ir::Graph with_hard_swishes(const ir::Graph& graph, int& count) {
   return result;
 }
 
+/// Every tanh GELU in TorchScript's form written in the form onnxruntime fuses into FastGelu:
+/// Mul(Mul(x, 0.5), Add(Tanh(Mul(Add(x, Mul(Pow(x, 3), a)), s)), 1)).
+ir::Graph with_fusable_tanh_gelus(const ir::Graph& graph, int& count) {
+  ir::Graph result = graph;
+  const ChainFinder finder(graph);
+  std::set<ir::NodeId> claimed;
+  for (ir::NodeId id : graph.node_ids()) {
+    const ir::Node& node = graph.node(id);
+    std::optional<TanhGelu> found = finder.tanh_gelu(id);
+    if (!found || graph.value(found->x).type.dtype != ir::DataType::kFloat ||
+        !finder.keeps_type(found->x, node.outputs[0]) || !claim(claimed, found->nodes)) {
+      continue;
+    }
+    const ir::TensorType& type = graph.value(found->x).type;
+    auto constant = [&](double number) {
+      return result.add_weight({}, ir::share(ir::Tensor::from_floats({}, {static_cast<float>(number)})));
+    };
+    auto add = [&](ir::OpKind op, std::vector<ir::ValueId> inputs, const std::string& suffix) {
+      return result.node(result.add_node(op, std::move(inputs), {{type, {}}}, {}, node.name + suffix)).outputs[0];
+    };
+    const ir::ValueId halved = add(ir::OpKind::kMul, {found->x, constant(0.5)}, "/half");
+    const ir::ValueId cube = add(ir::OpKind::kPow, {found->x, constant(3.0)}, "/cube");
+    const ir::ValueId term = add(ir::OpKind::kMul, {cube, constant(found->a)}, "/cubic");
+    const ir::ValueId sum = add(ir::OpKind::kAdd, {found->x, term}, "/sum");
+    const ir::ValueId scaled = add(ir::OpKind::kMul, {sum, constant(found->s)}, "/scale");
+    const ir::ValueId tanh = add(ir::OpKind::kTanh, {scaled}, "/tanh");
+    const ir::ValueId plus_one = add(ir::OpKind::kAdd, {tanh, constant(1.0)}, "/plus_one");
+    const ir::ValueId gelu = add(ir::OpKind::kMul, {halved, plus_one}, "");
+    result.replace_all_uses(node.outputs[0], gelu);
+    ++count;
+  }
+  result.remove_dead_nodes();
+  return result;
+}
+
 }  // namespace
 
 ir::Graph write_activations(const ir::Graph& graph, ActivationStats* stats) {
@@ -243,6 +346,7 @@ ir::Graph write_activations(const ir::Graph& graph, ActivationStats* stats) {
   ir::Graph result = with_hard_sigmoids(graph, counts.hard_sigmoid);
   const int64_t opset = graph.model_info() ? graph.model_info()->onnx_opset() : ir::kDefaultOnnxOpset;
   if (opset >= kHardSwishOpset) result = with_hard_swishes(result, counts.hard_swish);
+  result = with_fusable_tanh_gelus(result, counts.tanh_gelu);
   if (stats) *stats = counts;
   return counts.total() > 0 ? result : graph;
 }

@@ -1,4 +1,5 @@
-// Chains of element-wise nodes that compute a hard sigmoid or hard swish, written as that one ONNX operator.
+// Chains of element-wise nodes that compute a hard sigmoid or hard swish, written as that one ONNX operator,
+// and tanh GELUs written in the form onnxruntime fuses.
 #pragma once
 
 #include "ir/graph.h"
@@ -9,8 +10,9 @@ namespace graphsub::rewrite {
 struct ActivationStats {
   int hard_sigmoid = 0;  ///< Chains written as HardSigmoid (those of a hard swish then taken by a HardSwish).
   int hard_swish = 0;    ///< x * HardSigmoid(x) with HardSwish's constants written as HardSwish.
+  int tanh_gelu = 0;     ///< Tanh GELUs written in the form onnxruntime fuses into FastGelu.
 
-  int total() const { return hard_sigmoid + hard_swish; }
+  int total() const { return hard_sigmoid + hard_swish + tanh_gelu; }
 };
 
 /// The graph with the element-wise chains that compute a hard sigmoid written as HardSigmoid, and
@@ -33,6 +35,17 @@ struct ActivationStats {
 /// alone (not a graph output), and a chain must keep x's type (the constants broadcast into it).
 /// The HardSigmoid forms compute (x + s)·k as x·k + s·k: the same values up to rounding; the last
 /// form is HardSwish's definition.
+///
+/// Last, a tanh GELU in the form torch's TorchScript exporter writes for gelu(approximate="tanh")
+/// (Gemma's MLP; float32):
+///
+///   Mul(0.5, Mul(x, Add(1, Tanh(Mul(s, Add(x, Mul(a, x·x·x)))))))
+///     ->  Mul(Mul(x, 0.5), Add(Tanh(Mul(Add(x, Mul(Pow(x, 3), a)), s)), 1))
+///
+/// with s = sqrt(2/pi) and a = 0.044715: the form onnxruntime's FastGeluFusion matches (GPT-2's
+/// gelu_new is written so already), where the exported one stays ten element-wise nodes. The
+/// same arithmetic but the cube, a Pow (onnxruntime's computes x·x·x alike), and the halving,
+/// exact either way.
 ir::Graph write_activations(const ir::Graph& graph, ActivationStats* stats = nullptr);
 
 }  // namespace graphsub::rewrite

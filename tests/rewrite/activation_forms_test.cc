@@ -186,5 +186,55 @@ TEST_CASE("activations: a hard sigmoid with other constants times its input stay
   CHECK(count_of(result, ir::OpKind::kMul) == 2);  // the scaling and the product
 }
 
+/// torch's gelu(approximate="tanh") as its TorchScript exporter writes it (Gemma's MLP), with the
+/// cube either way round:  Mul(0.5, Mul(x, Add(1, Tanh(Mul(s, Add(x, Mul(a, x·x·x)))))))
+ir::ValueId tanh_gelu(ir::Graph& g, ir::ValueId x, float a = 0.044715f, bool square_first = true) {
+  const ir::ValueId square = binary(g, ir::OpKind::kMul, x, x);
+  const ir::ValueId cube = square_first ? binary(g, ir::OpKind::kMul, square, x) : binary(g, ir::OpKind::kMul, x, square);
+  const ir::ValueId inner_sum = binary(g, ir::OpKind::kAdd, x, binary(g, ir::OpKind::kMul, constant(g, a), cube));
+  const ir::ValueId scaled = binary(g, ir::OpKind::kMul, constant(g, 0.7978845608f), inner_sum);
+  const ir::ValueId tanh = first(g, add_inferred(g, ir::OpKind::kTanh, {scaled}));
+  const ir::ValueId plus_one = binary(g, ir::OpKind::kAdd, constant(g, 1), tanh);
+  return binary(g, ir::OpKind::kMul, constant(g, 0.5f), binary(g, ir::OpKind::kMul, x, plus_one));
+}
+
+/// The tanh GELUs of `graph` written anew, after checking their count and that the graph computes
+/// what it did.
+ir::Graph gelus_rewritten(const ir::Graph& graph, int tanh_gelus) {
+  rewrite::ActivationStats stats;
+  ir::Graph result = rewrite::write_activations(graph, &stats);
+  CHECK(stats.tanh_gelu == tanh_gelus);
+  runtime::CheckOptions options;
+  options.dims = {{"N", 2}};
+  options.atol = 1e-6;
+  options.rtol = 1e-6;
+  CHECK(runtime::check_equivalent(graph, result, options).passed());
+  return result;
+}
+
+TEST_CASE("activations: a tanh GELU as TorchScript writes it gets the form onnxruntime fuses", "[activations]") {
+  for (bool square_first : {true, false}) {
+    INFO(square_first);
+    const ir::Graph graph =
+        graph_of([&](ir::Graph& g, ir::ValueId x) { return tanh_gelu(g, x, 0.044715f, square_first); });
+    const ir::Graph result = gelus_rewritten(graph, 1);
+    CHECK(count_of(result, ir::OpKind::kPow) == 1);
+    CHECK(count_of(result, ir::OpKind::kTanh) == 1);
+    CHECK(result.node_count() == 9);  // the scaling, then Mul(x, 0.5), Pow, Mul, Add, Mul, Tanh, Add, Mul
+    // Its last node multiplies x * 0.5 by (1 + tanh): onnxruntime's FastGeluFusion's form.
+    const ir::Node& last = result.node(result.value(result.outputs()[0]).producer);
+    REQUIRE(last.op == ir::OpKind::kMul);
+    const ir::Node& halved = result.node(result.value(last.inputs[0]).producer);
+    CHECK(halved.op == ir::OpKind::kMul);
+    CHECK(result.value(halved.inputs[1]).data->data<float>()[0] == 0.5f);
+  }
+}
+
+TEST_CASE("activations: a GELU-like chain with another constant stays as it is", "[activations]") {
+  const ir::Graph graph = graph_of([](ir::Graph& g, ir::ValueId x) { return tanh_gelu(g, x, 0.05f); });
+  const ir::Graph result = gelus_rewritten(graph, 0);
+  CHECK(count_of(result, ir::OpKind::kPow) == 0);
+}
+
 }  // namespace
 }  // namespace graphsub
