@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <variant>
 #include <vector>
 
 #include "ops/operands.h"
@@ -454,30 +455,32 @@ class Resolver {
     if (node.op != ir::OpKind::kReshape && node.op != ir::OpKind::kExpand) return std::nullopt;
     if (node.inputs.size() != 2 || opset() < 15 || !value_of(node.inputs[1])) return std::nullopt;
     const ShapeValue target = *value_of(node.inputs[1]);
-
     if (target.scalar || target.elements.empty() || target.all_known() || is_compact(node.inputs[1])) return std::nullopt;
-    if (graph_.consumers()[node.inputs[1]].size() != 1) return std::nullopt;
-    std::vector<ir::ValueId> pieces;
-    std::vector<int64_t> sizes;
-    auto flush_sizes = [&] {
-      if (sizes.empty()) return;
-      pieces.push_back(graph_.add_weight({}, ir::share(ir::Tensor::from_int64s({static_cast<int64_t>(sizes.size())}, sizes))));
-      sizes.clear();
-    };
+    // The pieces first, touching nothing: each a run of symbols some dims hold, or sizes.
+    std::vector<std::variant<DimRun, std::vector<int64_t>>> plan;
     for (std::size_t i = 0; i < target.elements.size();) {
       const Element& entry = target.elements[i];
       if (entry.known) {
-        sizes.push_back(entry.value);
+        if (plan.empty() || !std::holds_alternative<std::vector<int64_t>>(plan.back())) plan.emplace_back(std::vector<int64_t>{});
+        std::get<std::vector<int64_t>>(plan.back()).push_back(entry.value);
         ++i;
         continue;
       }
       const std::optional<DimRun> run = longest_run(target.elements, i, node.inputs[0]);
       if (!run) return std::nullopt;
-      flush_sizes();
-      pieces.push_back(shape_slice(*run));
+      plan.emplace_back(*run);
       i += run->length;
     }
-    flush_sizes();
+    if (graph_.consumers()[node.inputs[1]].size() != 1) return std::nullopt;
+    std::vector<ir::ValueId> pieces;
+    for (const auto& piece : plan) {
+      if (const auto* run = std::get_if<DimRun>(&piece)) {
+        pieces.push_back(shape_slice(*run));
+      } else {
+        const auto& sizes = std::get<std::vector<int64_t>>(piece);
+        pieces.push_back(graph_.add_weight({}, ir::share(ir::Tensor::from_int64s({static_cast<int64_t>(sizes.size())}, sizes))));
+      }
+    }
     ir::ValueId shape = pieces.front();
     if (pieces.size() > 1) {
       const ir::TensorType type{ir::DataType::kInt64,
