@@ -26,6 +26,7 @@
 #include "profile/ort_profiler.h"
 #include "profile/ort_worker.h"
 #include "rewrite/activation_forms.h"
+#include "rewrite/grouped_attention.h"
 #include "rewrite/rsqrt_form.h"
 #include "rewrite/channel_shuffle.h"
 #include "rewrite/view_chains.h"
@@ -484,6 +485,11 @@ class Run {
     if (rsqrt_divisions_ > 0) {
       logger("cli")->info("{} reciprocals of a square root written as Div(1, Sqrt)", rsqrt_divisions_);
     }
+    folded = rewrite::group_repeated_heads(folded, &grouped_);
+    if (grouped_.repeats > 0) {
+      logger("cli")->info("grouped-query attention: {} repeated key/value heads no longer copied, {} products grouped",
+                          grouped_.repeats, grouped_.products);
+    }
     if (Measurer* measurer = target_.measurer.get()) {
       const Observer observe = [measurer](const ir::Graph& instance, const std::vector<ir::ValueId>& values,
                                           const cost::DimSizes& sizes) {
@@ -515,6 +521,8 @@ class Run {
                                         {"hard_swish", activations_.hard_swish},
                                         {"tanh_gelu", activations_.tanh_gelu}}},
                        {"rsqrt_as_division", rsqrt_divisions_},
+                       {"grouped_attention", {{"repeats_removed", grouped_.repeats},
+                                              {"products_grouped", grouped_.products}}},
                        {"shape_arithmetic", {{"values_made_constant", shapes.constants},
                                              {"reshape_targets_made_literal", shapes.reshapes},
                                              {"expand_targets_made_literal", shapes.expands},
@@ -941,7 +949,7 @@ class Run {
 
   bool rewritten_before_search() const {
     return narrowings_ > 0 || einsums_lowered_ > 0 || shuffles_changed() > 0 || view_chains_.chains > 0 ||
-           activations_.total() > 0 || rsqrt_divisions_ > 0;
+           activations_.total() > 0 || rsqrt_divisions_ > 0 || grouped_.repeats > 0;
   }
 
   bool changed_by_search_or_narrowing(const search::SearchResult& result) const {
@@ -964,6 +972,7 @@ class Run {
       text += fmt::format(", {} tanh GELUs in the form onnxruntime fuses", activations_.tanh_gelu);
     }
     if (rsqrt_divisions_ > 0) text += ", " + std::to_string(rsqrt_divisions_) + " rsqrt written as Div(1, Sqrt)";
+    if (grouped_.repeats > 0) text += ", " + std::to_string(grouped_.repeats) + " key/value head repetitions removed";
     if (shapes_.nodes_removed > 0) text += ", " + std::to_string(shapes_.nodes_removed) + " nodes of shape arithmetic resolved";
     return text;
   }
@@ -1202,6 +1211,7 @@ class Run {
   rewrite::ViewChainStats view_chains_;  ///< Data-movement chains written anew before the search.
   rewrite::ActivationStats activations_;  ///< Activation chains written as one operator before the search.
   int rsqrt_divisions_ = 0;  ///< Reciprocal(Sqrt) written as Div(1, Sqrt) before the search.
+  rewrite::GroupedAttentionStats grouped_;  ///< repeat_kv copies removed before the search.
   std::optional<bool> folded_written_as_input_;  ///< Whether the graph before the search exports as the input.
   Target target_;
   std::set<std::string> unverified_;  ///< Searched rules not proved (only with --allow-unverified).

@@ -2,6 +2,7 @@
 #include "rewrite/shape_arithmetic.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -741,6 +742,45 @@ class Resolver {
 ir::Graph resolve_shape_arithmetic(const ir::Graph& graph, ShapeArithmeticStats* stats, KnownValues* known) {
   ShapeArithmeticStats local;
   return Resolver(graph, stats ? *stats : local, known).run();
+}
+
+std::optional<std::vector<ir::Dim>> computed_dims(const ir::Graph& graph, ir::ValueId value) {
+  Values values(static_cast<std::size_t>(graph.value_capacity()));
+  std::vector<bool> visited(values.size(), false);
+  // Depth-first over the producers; shape chains are short, and a bound keeps data out.
+  constexpr int kMaxDepth = 32;
+  std::function<void(ir::ValueId, int)> fill = [&](ir::ValueId id, int depth) {
+    const auto at = static_cast<std::size_t>(id);
+    if (id == ir::kNoValue || visited[at] || depth > kMaxDepth) return;
+    visited[at] = true;
+    const ir::Value& read = graph.value(id);
+    if (read.kind == ir::ValueKind::kWeight) {
+      values[at] = from_weight(read);
+      return;
+    }
+    if (read.kind != ir::ValueKind::kIntermediate) return;
+    const ir::Node& node = graph.node(read.producer);
+    if (node.op == ir::OpKind::kOpaque || node.outputs.size() != 1) return;
+    if (node.op != ir::OpKind::kShape) {
+      for (ir::ValueId input : node.inputs) fill(input, depth + 1);
+    }
+    std::optional<ShapeValue> result = evaluate(graph, node, values);
+    if (result && result->elements.size() <= kMaxElements) values[at] = std::move(result);
+  };
+  fill(value, 0);
+  const std::optional<ShapeValue>& result = values[static_cast<std::size_t>(value)];
+  if (!result || result->scalar) return std::nullopt;
+  std::vector<ir::Dim> dims;
+  for (const Element& element : result->elements) {
+    if (element.known) {
+      dims.push_back(ir::Dim::known(element.value));
+    } else if (element.is_symbol()) {
+      dims.push_back(ir::Dim::named(element.symbol));
+    } else {
+      return std::nullopt;
+    }
+  }
+  return dims;
 }
 
 }  // namespace graphsub::rewrite

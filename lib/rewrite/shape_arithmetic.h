@@ -3,7 +3,9 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "ir/graph.h"
 
@@ -55,5 +57,12 @@ using KnownValues = std::map<std::string, ir::TensorPtr>;
 /// given, receives every computed (not weight) named value whose elements are all known.
 ir::Graph resolve_shape_arithmetic(const ir::Graph& graph, ShapeArithmeticStats* stats = nullptr,
                                    KnownValues* known = nullptr);
+
+/// The elements of an integer vector that the graph computes from dims (a weight, or the nodes
+/// resolve_shape_arithmetic follows, over Shape), each a known size (Dim::known) or a symbol
+/// (Dim::named); nullopt when the value is no such vector or some element is neither. A negative
+/// element keeps its value (Dim::value -1 for a Reshape target's -1, which no symbol names). Reads
+/// the graph as it is: a Reshape target that stays computed, as [batch, 8, s, 64] from Shape slices.
+std::optional<std::vector<ir::Dim>> computed_dims(const ir::Graph& graph, ir::ValueId value);
 
 }  // namespace graphsub::rewrite

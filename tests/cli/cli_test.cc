@@ -320,7 +320,8 @@ TEST_CASE("optimize writes Keras's and YOLOv5's hard swish and hard sigmoid chai
   }
 }
 
-TEST_CASE("optimize resolves grouped-query attention's shapes and writes rsqrt as the division onnxruntime fuses",
+TEST_CASE("optimize resolves grouped-query attention's shapes, drops its key/value copies and writes rsqrt as the "
+          "division onnxruntime fuses",
           "[cli]") {
   // models/grouped_query_attention.onnx: a LLaMA-style block with symbolic batch and sequence,
   // its RMSNorm's rsqrt as Reciprocal(Sqrt), repeat_kv's Expands and Reshapes to computed shapes.
@@ -330,8 +331,12 @@ TEST_CASE("optimize resolves grouped-query attention's shapes and writes rsqrt a
   CHECK(json["rsqrt_as_division"] == 1);
   CHECK(json["shape_arithmetic"]["expand_targets_made_literal"] == 2);
   CHECK(json["shape_arithmetic"]["shapes_read_from_input_dims"] == 3);
+  // The keys and values are no longer repeated for each query head (rewrite/grouped_attention.h).
+  CHECK(json["grouped_attention"]["repeats_removed"] == 2);
+  CHECK(json["grouped_attention"]["products_grouped"] == 2);
   CHECK(json["check"]["passed"] == true);
   const std::string written = read_file(scratch.path() / "out.onnx");
+  CHECK(written.find("Expand") == std::string::npos);
   CHECK(written.find("Reciprocal") == std::string::npos);
   CHECK(written.find("Where") == std::string::npos);
   CHECK(written.find("Gather") == std::string::npos);
