@@ -47,20 +47,32 @@ MODELS = {
     "o_gpt2": ("GPT2LMHeadModel", gpt2_config),
 }
 
+#: Real sizes, exported only when named with --models (2 GB of float32 weights): Qwen2.5-0.5B's
+#: configuration (24 layers of width 896, 14 query heads sharing 2 key/value heads, a vocabulary
+#: of 151,936 tied to the output head), random weights.
+LARGE = {
+    "o_qwen2_5_0_5b": ("Qwen2ForCausalLM", lambda transformers: transformers.Qwen2Config(
+        hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14, num_key_value_heads=2,
+        vocab_size=151936, max_position_embeddings=32768, rope_theta=1000000.0, rms_norm_eps=1e-6,
+        tie_word_embeddings=True, attn_implementation="eager")),
+}
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--folder", required=True, help="where the .onnx files go")
-    parser.add_argument("--models", nargs="*", choices=sorted(MODELS), help="default: all")
+    parser.add_argument("--models", nargs="*", choices=sorted({**MODELS, **LARGE}),
+                        help="default: all but the real-size ones (" + ", ".join(sorted(LARGE)) + ")")
     args = parser.parse_args()
 
+    import onnx
     import torch
     import transformers
     from optimum.exporters.onnx import main_export
 
     os.makedirs(args.folder, exist_ok=True)
     for name in args.models or MODELS:
-        model_class, config = MODELS[name]
+        model_class, config = {**MODELS, **LARGE}[name]
         torch.manual_seed(0)  # each model's weights the same whichever others are exported
         model = getattr(transformers, model_class)(config(transformers)).eval()
         with tempfile.TemporaryDirectory() as scratch:
@@ -68,7 +80,11 @@ def main():
             model.save_pretrained(source)
             main_export(source, output=exported, task="text-generation-with-past", opset=18)
             path = os.path.join(args.folder, name + ".onnx")
-            shutil.move(os.path.join(exported, "model.onnx"), path)
+            if not any(entry.startswith("model.onnx_data") for entry in os.listdir(exported)):
+                shutil.move(os.path.join(exported, "model.onnx"), path)
+            else:  # weights in a file beside it (over 2 GB): kept beside the model under its name
+                onnx.save_model(onnx.load(os.path.join(exported, "model.onnx")), path, save_as_external_data=True,
+                                location=name + ".onnx.data")
         print("wrote", path, flush=True)
     return 0
 
