@@ -68,7 +68,7 @@ OpFamily op_family(ir::OpKind kind) {
     case K::kSin: case K::kCos: case K::kSign: case K::kIdentity: case K::kLeakyRelu: case K::kElu:
     case K::kSoftplus: case K::kHardSigmoid: case K::kHardSwish: case K::kClip: case K::kGelu: case K::kCast: case K::kWhere:
     case K::kDropout: case K::kEqual: case K::kLess: case K::kGreater: case K::kGreaterOrEqual:
-    case K::kLessOrEqual: case K::kNot: case K::kAnd: case K::kOr:
+    case K::kLessOrEqual: case K::kNot: case K::kAnd: case K::kOr: case K::kIsNaN: case K::kIsInf:
       return OpFamily::kElementwise;
     case K::kEnlarge: case K::kTranspose: case K::kConcat: case K::kSplit: case K::kReshape:
     case K::kFlatten: case K::kSqueeze: case K::kUnsqueeze: case K::kResize: case K::kShape:

@@ -112,6 +112,8 @@ enum class OpKind : uint8_t {
   // Appended after the others, so that the numbers of the earlier kinds (which structural hashes,
   // hence the keys of committed cost caches, are built from) stay as they were.
   kEinsum,
+  kIsNaN,
+  kIsInf,
   kCount,  ///< Number of kinds; not an operator.
 };
 

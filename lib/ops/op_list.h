@@ -105,6 +105,8 @@ OpDef greater_op();
 OpDef greater_or_equal_op();
 OpDef less_or_equal_op();
 OpDef not_op();
+OpDef is_nan_op();
+OpDef is_inf_op();
 OpDef and_op();
 OpDef or_op();
 OpDef layer_normalization_op();

@@ -98,6 +98,8 @@ std::vector<OpDef> all_ops() {
       greater_or_equal_op(),
       less_or_equal_op(),
       not_op(),
+      is_nan_op(),
+      is_inf_op(),
       and_op(),
       or_op(),
       layer_normalization_op(),
