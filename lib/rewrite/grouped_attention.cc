@@ -72,61 +72,57 @@ struct Product {
   std::vector<ir::NodeId> chain;
 };
 
+/// The node producing `value` if it is an `op`, else null.
+const ir::Node* producer_of(const ir::Graph& graph, ir::ValueId value, ir::OpKind op) {
+  const ir::Value& read = graph.value(value);
+  if (read.kind != ir::ValueKind::kIntermediate) return nullptr;
+  const ir::Node& node = graph.node(read.producer);
+  return node.op == op ? &node : nullptr;
+}
+
+/// R when an Expand of X unsqueezed at axis 2 ([B, KV, 1, S, D]) to `sizes` repeats axis 2 R >= 2
+/// times and no other axis: every other entry 1 or the dim already there.
+std::optional<int64_t> copies_of(const std::vector<ir::Dim>& sizes, const ir::Shape& x) {
+  if (sizes.size() != 5 || !sizes[2].is_known() || sizes[2].value < 2) return std::nullopt;
+  const std::vector<ir::Dim> before{x.dims[0], x.dims[1], ir::Dim::known(1), x.dims[2], x.dims[3]};
+  for (std::size_t i : {0, 1, 3, 4}) {
+    if (!(sizes[i].is_known() && sizes[i].value == 1) && !same_dim(sizes[i], before[i])) return std::nullopt;
+  }
+  return sizes[2].value;
+}
+
+/// True when a Reshape of [B, KV, R, S, D] to `target` gives [B, KV·R, S, D]: each entry a copy
+/// (0) of that dim, the size, or at the sequence axis -1 (the element count over B · KV·R · D).
+bool merges_heads(const std::vector<ir::Dim>& target, bool allowzero, const ir::Shape& x, int64_t copies) {
+  if (target.size() != 4) return false;
+  const std::vector<ir::Dim> input{x.dims[0], x.dims[1], ir::Dim::known(copies), x.dims[2], x.dims[3]};
+  const std::vector<ir::Dim> wanted{x.dims[0], ir::Dim::known(x.dims[1].value * copies), x.dims[2], x.dims[3]};
+  for (std::size_t i = 0; i < 4; ++i) {
+    const ir::Dim& entry = target[i];
+    const bool copied = entry.is_known() && entry.value == 0 && !allowzero;
+    const bool inferred = i == 2 && !entry.is_known() && !entry.is_symbolic() && entry.value == -1;
+    if (!inferred && !same_dim(copied ? input[i] : entry, wanted[i])) return false;
+  }
+  return true;
+}
+
 /// The repetition `reshape` ends, if it is one.
 std::optional<Repeat> repeat_of(const ir::Graph& graph, ir::NodeId reshape) {
   const ir::Node& last = graph.node(reshape);
   if (last.op != ir::OpKind::kReshape || last.outputs.size() != 1) return std::nullopt;
-  const ir::Value& expanded = graph.value(last.inputs[0]);
-  if (expanded.kind != ir::ValueKind::kIntermediate) return std::nullopt;
-  const ir::Node& expand = graph.node(expanded.producer);
-  if (expand.op != ir::OpKind::kExpand) return std::nullopt;
-  const ir::Value& unsqueezed = graph.value(expand.inputs[0]);
-  if (unsqueezed.kind != ir::ValueKind::kIntermediate) return std::nullopt;
-  const ir::Node& unsqueeze = graph.node(unsqueezed.producer);
-  const std::vector<int64_t> axes = unsqueeze.attrs.get_ints("axes", {});
-  if (unsqueeze.op != ir::OpKind::kUnsqueeze || unsqueeze.inputs.size() != 1 || axes.size() != 1 ||
-      (axes[0] != 2 && axes[0] != -3)) {
-    return std::nullopt;
-  }
-  const ir::ValueId source = unsqueeze.inputs[0];
+  const ir::Node* expand = producer_of(graph, last.inputs[0], ir::OpKind::kExpand);
+  const ir::Node* unsqueeze = expand ? producer_of(graph, expand->inputs[0], ir::OpKind::kUnsqueeze) : nullptr;
+  if (!unsqueeze || unsqueeze->inputs.size() != 1) return std::nullopt;
+  const std::vector<int64_t> axes = unsqueeze->attrs.get_ints("axes", {});
+  if (axes.size() != 1 || (axes[0] != 2 && axes[0] != -3)) return std::nullopt;
+  const ir::ValueId source = unsqueeze->inputs[0];
   const ir::Shape& x = graph.value(source).type.shape;
   if (!x.rank_known || x.rank() != 4 || !x.dims[1].is_known() || x.dims[1].value <= 0) return std::nullopt;
-  // The expansion repeats axis 2 and no other: every other entry 1 or the dim already there.
-  const std::optional<std::vector<ir::Dim>> sizes = shape_entries(graph, expand);
-  if (!sizes || sizes->size() != 5 || !(*sizes)[2].is_known() || (*sizes)[2].value < 2) return std::nullopt;
-  const std::vector<ir::Dim> before{x.dims[0], x.dims[1], ir::Dim::known(1), x.dims[2], x.dims[3]};
-  for (std::size_t i : {0, 1, 3, 4}) {
-    const ir::Dim& entry = (*sizes)[i];
-    if (!(entry.is_known() && entry.value == 1) && !same_dim(entry, before[i])) return std::nullopt;
-  }
-  const int64_t groups = x.dims[1].value;
-  const int64_t copies = (*sizes)[2].value;
-  // The reshape merges the group and copy axes and keeps the others: [B, KV * R, S, D].
-  const std::optional<std::vector<ir::Dim>> target = shape_entries(graph, last);
-  if (!target || target->size() != 4) return std::nullopt;
-  const bool allowzero = last.attrs.get_int("allowzero", 0) != 0;
-  const std::vector<ir::Dim> input{x.dims[0], x.dims[1], ir::Dim::known(copies), x.dims[2], x.dims[3]};
-  std::vector<ir::Dim> out;
-  int inferred = -1;
-  for (std::size_t i = 0; i < 4; ++i) {
-    const ir::Dim& entry = (*target)[i];
-    if (entry.is_known() && entry.value == 0 && !allowzero) {
-      out.push_back(input[i]);
-    } else if (!entry.is_known() && !entry.is_symbolic() && entry.value == -1 && inferred < 0) {
-      inferred = static_cast<int>(i);
-      out.push_back(ir::Dim{});
-    } else if (entry.is_symbolic() || (entry.is_known() && entry.value > 0)) {
-      out.push_back(entry);
-    } else {
-      return std::nullopt;
-    }
-  }
-  // With -1 at the sequence axis the others decide it: the element count over B · KV·R · D is S.
-  if (!same_dim(out[0], x.dims[0]) || !same_dim(out[1], ir::Dim::known(groups * copies)) ||
-      !same_dim(out[3], x.dims[3]) || (inferred != 2 && !same_dim(out[2], x.dims[2]))) {
-    return std::nullopt;
-  }
-  return Repeat{source, last.outputs[0], groups, copies};
+  const std::optional<std::vector<ir::Dim>> sizes = shape_entries(graph, *expand);
+  const std::optional<int64_t> copies = sizes ? copies_of(*sizes, x) : std::nullopt;
+  const std::optional<std::vector<ir::Dim>> target = copies ? shape_entries(graph, last) : std::nullopt;
+  if (!target || !merges_heads(*target, last.attrs.get_int("allowzero", 0) != 0, x, *copies)) return std::nullopt;
+  return Repeat{source, last.outputs[0], x.dims[1].value, *copies};
 }
 
 /// The chain of `graph` from `value` to the product reading it as its right operand, or nullopt.
