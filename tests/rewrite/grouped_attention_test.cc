@@ -28,23 +28,24 @@ ir::ValueId scalar(ir::Graph& graph, float value) {
 enum class Extra { kNone, kSequenceLength, kHeadCount, kOutput };
 
 /// A LLaMA-style attention core as the exporters write it: q [B, 4, M, 8] against keys and values
-/// [B, 2, S, 8] repeated to 4 heads (Unsqueeze, Expand to [1, 2, 2, 1, 8], Reshape to a target
-/// computed from Shape(q) and Shape(k)), the keys transposed and scaled, q scaled, softmax, and
-/// the product with the values. `extra` adds another reader of the repeated keys.
-ir::Graph attention(Extra extra = Extra::kNone, int64_t opset = 17) {
+/// [B, KV, S, 8] (KV = `groups`, 2 by default, 1 for multi-query attention) repeated to 4 heads
+/// (Unsqueeze, Expand to [1, KV, 4 / KV, 1, 8], Reshape to a target computed from Shape(q) and
+/// Shape(k)), the keys transposed and scaled, q scaled, softmax, and the product with the
+/// values. `extra` adds another reader of the repeated keys.
+ir::Graph attention(Extra extra = Extra::kNone, int64_t opset = 17, int64_t groups = 2) {
   ir::Graph graph;
   auto info = std::make_shared<ir::ModelInfo>();
   info->opsets = {{"", opset}};
   graph.set_model_info(info);
   const ir::Dim b = ir::Dim::named("B");
   const ir::ValueId q = input(graph, "q", {b, ir::Dim::known(4), ir::Dim::named("M"), ir::Dim::known(8)});
-  const ir::ValueId k = input(graph, "k", {b, ir::Dim::known(2), ir::Dim::named("S"), ir::Dim::known(8)});
-  const ir::ValueId v = input(graph, "v", {b, ir::Dim::known(2), ir::Dim::named("S"), ir::Dim::known(8)});
+  const ir::ValueId k = input(graph, "k", {b, ir::Dim::known(groups), ir::Dim::named("S"), ir::Dim::known(8)});
+  const ir::ValueId v = input(graph, "v", {b, ir::Dim::known(groups), ir::Dim::named("S"), ir::Dim::known(8)});
   std::vector<ir::ValueId> repeated;
   for (ir::ValueId x : {k, v}) {
     const ir::ValueId unsqueezed = node1(graph, ir::OpKind::kUnsqueeze, {x}, attr("axes", std::vector<int64_t>{2}));
     const ir::ValueId expanded =
-        node1(graph, ir::OpKind::kExpand, {unsqueezed, ints(graph, {5}, {1, 2, 2, 1, 8})});
+        node1(graph, ir::OpKind::kExpand, {unsqueezed, ints(graph, {5}, {1, groups, 4 / groups, 1, 8})});
     const ir::ValueId target =
         concat(graph, {dim_of(graph, q, 0), ints(graph, {1}, {4}), dim_of(graph, x, 2), ints(graph, {1}, {8})});
     repeated.push_back(first(graph, runtime_reshape(graph, expanded, target)));
@@ -109,6 +110,16 @@ TEST_CASE("grouped attention: repeat_kv's copies go, the queries are grouped, an
   CHECK(runtime::check_equivalent(graph, result, sizes(1, 1, 7)).passed());
   CHECK(runtime::check_equivalent(graph, result, sizes(0, 3, 5)).passed());
   CHECK(runtime::check_equivalent(graph, result, sizes(2, 0, 5)).passed());  // no query rows: 2·0 copies 0
+}
+
+TEST_CASE("grouped attention: one key/value head for all queries (multi-query attention)", "[grouped_attention]") {
+  const ir::Graph graph = attention(Extra::kNone, 17, 1);
+  rewrite::GroupedAttentionStats stats;
+  const ir::Graph result = rewrite::group_repeated_heads(graph, &stats);
+  CHECK(stats.repeats == 2);
+  CHECK(count_of(result, ir::OpKind::kExpand) == 0);
+  CHECK(runtime::check_equivalent(graph, result, sizes(2, 3, 5)).passed());
+  CHECK(runtime::check_equivalent(graph, result, sizes(1, 1, 9)).passed());
 }
 
 TEST_CASE("grouped attention: before opset 15 the rows are read with Shape and Gather", "[grouped_attention]") {
