@@ -38,7 +38,8 @@ DIMS = {"transformer_encoder": {"batch": 2, "sequence": 16},
         # optimum_models.py's exports, timed as one decoding step too (optimum's dim names).
         **{name: {"batch_size": 1, "sequence_length": 1, "past_sequence_length": 127,
                   "past_sequence_length + sequence_length": 128}
-           for name in ("o_llama", "o_qwen2", "o_mistral", "o_phi3", "o_gemma", "o_gpt2", "o_qwen2_5_0_5b")}}
+           for name in ("o_llama", "o_qwen2", "o_mistral", "o_phi3", "o_gemma", "o_gpt2", "o_qwen2_5_0_5b",
+                        "o_tinyllama_1_1b")}}
 
 
 def torch_model_names(chosen, extra=False, quantized=False):

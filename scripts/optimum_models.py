@@ -47,10 +47,16 @@ MODELS = {
     "o_gpt2": ("GPT2LMHeadModel", gpt2_config),
 }
 
-#: Real sizes, exported only when named with --models (2 GB of float32 weights): Qwen2.5-0.5B's
+#: Real sizes, exported only when named with --models, random weights: Qwen2.5-0.5B's
 #: configuration (24 layers of width 896, 14 query heads sharing 2 key/value heads, a vocabulary
-#: of 151,936 tied to the output head), random weights.
+#: of 151,936 tied to the output head; 2.5 GB of float32 weights as exported) and TinyLlama-1.1B's
+#: (22 layers of width 2048, 32 query heads sharing 4 key/value heads, a vocabulary of 32,000;
+#: 4.4 GB).
 LARGE = {
+    "o_tinyllama_1_1b": ("LlamaForCausalLM", lambda transformers: transformers.LlamaConfig(
+        hidden_size=2048, intermediate_size=5632, num_hidden_layers=22, num_attention_heads=32, num_key_value_heads=4,
+        vocab_size=32000, max_position_embeddings=2048, rope_theta=10000.0, rms_norm_eps=1e-5,
+        attn_implementation="eager")),
     "o_qwen2_5_0_5b": ("Qwen2ForCausalLM", lambda transformers: transformers.Qwen2Config(
         hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14, num_key_value_heads=2,
         vocab_size=151936, max_position_embeddings=32768, rope_theta=1000000.0, rms_norm_eps=1e-6,

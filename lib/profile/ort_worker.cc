@@ -69,7 +69,11 @@ std::string OrtWorker::request(const std::string& line, double timeout_s, int th
     start();
     ++restarts_;
     threads_ = 0;
-    logger("profile")->warn("the onnxruntime worker had ended (see the error before this); started another");
+    // The request that found it gone was answered with an error its caller may have handled
+    // quietly (timing candidates one by one after timing them together failed): say why here,
+    // since a worker killed for memory (signal 9) is worth knowing about.
+    logger("profile")->warn("the onnxruntime worker had ended ({}); started another",
+                            last_failure_.empty() ? "no reason known" : last_failure_);
   } else if (threads_ != 0 && threads_ != threads) {
     // Its sessions share one thread pool of the size it was first asked for (ort_worker.py,
     // "Threads"), which onnxruntime cannot change in a running process.
@@ -78,8 +82,13 @@ std::string OrtWorker::request(const std::string& line, double timeout_s, int th
     start();
   }
   threads_ = threads;
-  process_->write_line(line);
-  return process_->read_line(timeout_s);
+  try {
+    process_->write_line(line);
+    return process_->read_line(timeout_s);
+  } catch (const Error& error) {
+    last_failure_ = error.what();
+    throw;
+  }
 }
 
 std::vector<Timing> OrtWorker::time_files(const std::vector<std::string>& paths, const OrtSettings& settings,

@@ -80,6 +80,9 @@ class OrtWorker {
   pid_t pid() const { return process_->pid(); }
   /// Workers started after one ended.
   int restarts() const { return restarts_; }
+  /// Why the last failed request failed ("onnxruntime's worker ... killed by signal 9 ..."), for
+  /// the warning when a new worker replaces one that ended; empty when none failed.
+  const std::string& last_failure() const { return last_failure_; }
 
   /// Times the model files alternately (lib/profile/ort_worker.py says how), symbolic dims at
   /// `sizes`, inputs from `seed`: one Timing per file. With `prior_ms` (one list per file, of one
@@ -132,6 +135,7 @@ class OrtWorker {
   OrtInfo info_;
   int restarts_ = 0;
   int threads_ = 0;  ///< The thread count the running worker serves (0: none asked yet).
+  std::string last_failure_;  ///< Why the last request failed (how the worker ended, if it did).
 };
 
 }  // namespace graphsub::profile
