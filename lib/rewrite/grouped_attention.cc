@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "ops/registry.h"
@@ -301,11 +302,11 @@ class Grouper {
   }
 
   /// [e0, e1, rows · factor, e3] as a Concat of weights and the symbol read at run time; one per
-  /// target and symbol, shared by every product that needs it.
+  /// target and read, shared by every product that needs it.
   ir::ValueId computed_target(const std::vector<int64_t>& entries, const ir::Dim& rows, int64_t factor, ir::ValueId fallback) {
-    const auto key = std::make_tuple(entries[0], entries[1], entries[3], rows.symbol, factor);
-    if (const auto found = targets_.find(key); found != targets_.end()) return found->second;
     ir::ValueId size = dim_read(rows.symbol, fallback);
+    const auto key = std::make_tuple(entries[0], entries[1], entries[3], size, factor);
+    if (const auto found = targets_.find(key); found != targets_.end()) return found->second;
     const ir::TensorType vector{ir::DataType::kInt64, ir::Shape{true, {ir::Dim::known(1)}}};
     if (factor != 1) {
       size = add_node(ir::OpKind::kMul, {size, int_weight({factor})}, vector, {});
@@ -321,9 +322,10 @@ class Grouper {
   }
 
   /// The one-element vector [symbol]: a slice of the Shape of the first graph input with that
-  /// dim, else of `fallback` (axis 2). Made once per symbol.
+  /// dim, else of `fallback` (axis 2). Made once per source: a fallback's read serves only the
+  /// products of that operand (another product with the symbol may run before the operand is
+  /// computed, even depend on it).
   ir::ValueId dim_read(const std::string& symbol, ir::ValueId fallback) {
-    if (const auto found = dims_.find(symbol); found != dims_.end()) return found->second;
     ir::ValueId source = fallback;
     int64_t axis = 2;
     for (ir::ValueId input : graph_.inputs()) {
@@ -335,6 +337,8 @@ class Grouper {
       axis = at - shape.dims.begin();
       break;
     }
+    const auto key = std::make_pair(source, axis);
+    if (const auto found = dims_.find(key); found != dims_.end()) return found->second;
     const ir::TensorType vector{ir::DataType::kInt64, ir::Shape{true, {ir::Dim::known(1)}}};
     ir::ValueId read;
     if (opset_ >= kShapeSliceOpset) {
@@ -350,7 +354,7 @@ class Grouper {
       read = add_node(ir::OpKind::kGather, {add_node(ir::OpKind::kShape, {source}, whole, {}), int_weight({axis})}, vector,
                       std::move(gather));
     }
-    dims_.emplace(symbol, read);
+    dims_.emplace(key, read);
     return read;
   }
 
@@ -391,8 +395,8 @@ class Grouper {
 
   ir::Graph graph_;
   int64_t opset_ = ir::kDefaultOnnxOpset;
-  std::map<std::string, ir::ValueId> dims_;  ///< dim_read's values, by symbol.
-  std::map<std::tuple<int64_t, int64_t, int64_t, std::string, int64_t>, ir::ValueId> targets_;  ///< computed_target's.
+  std::map<std::pair<ir::ValueId, int64_t>, ir::ValueId> dims_;  ///< dim_read's values, by source and axis.
+  std::map<std::tuple<int64_t, int64_t, int64_t, ir::ValueId, int64_t>, ir::ValueId> targets_;  ///< computed_target's.
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "rewrite/grouped_attention.h"
 
 #include <memory>
+#include <utility>
 
 #include <catch2/catch.hpp>
 
@@ -31,18 +32,25 @@ enum class Extra { kNone, kSequenceLength, kHeadCount, kOutput };
 /// [B, KV, S, 8] (KV = `groups`, 2 by default, 1 for multi-query attention) repeated to 4 heads
 /// (Unsqueeze, Expand to [1, KV, 4 / KV, 1, 8], Reshape to a target computed from Shape(q) and
 /// Shape(k)), the keys transposed and scaled, q scaled, softmax, and the product with the
-/// values. `extra` adds another reader of the repeated keys.
-ir::Graph attention(Extra extra = Extra::kNone, int64_t opset = 17, int64_t groups = 2) {
+/// values. `extra` adds another reader of the repeated keys. With `renamed_rows` the values are
+/// repeated first, and q passes an Identity typed [B, 4, T, 8]: no graph input has T, as in the
+/// later layers of optimum's exports, whose dims shape inference renamed.
+ir::Graph attention(Extra extra = Extra::kNone, int64_t opset = 17, int64_t groups = 2, bool renamed_rows = false) {
   ir::Graph graph;
   auto info = std::make_shared<ir::ModelInfo>();
   info->opsets = {{"", opset}};
   graph.set_model_info(info);
   const ir::Dim b = ir::Dim::named("B");
-  const ir::ValueId q = input(graph, "q", {b, ir::Dim::known(4), ir::Dim::named("M"), ir::Dim::known(8)});
+  ir::ValueId q = input(graph, "q", {b, ir::Dim::known(4), ir::Dim::named("M"), ir::Dim::known(8)});
+  if (renamed_rows) {
+    const ir::TensorType renamed{ir::DataType::kFloat,
+                                 ir::Shape{true, {b, ir::Dim::known(4), ir::Dim::named("T"), ir::Dim::known(8)}}};
+    q = first(graph, graph.add_node(ir::OpKind::kIdentity, {q}, {{renamed, {}}}));
+  }
   const ir::ValueId k = input(graph, "k", {b, ir::Dim::known(groups), ir::Dim::named("S"), ir::Dim::known(8)});
   const ir::ValueId v = input(graph, "v", {b, ir::Dim::known(groups), ir::Dim::named("S"), ir::Dim::known(8)});
   std::vector<ir::ValueId> repeated;
-  for (ir::ValueId x : {k, v}) {
+  for (ir::ValueId x : renamed_rows ? std::vector<ir::ValueId>{v, k} : std::vector<ir::ValueId>{k, v}) {
     const ir::ValueId unsqueezed = node1(graph, ir::OpKind::kUnsqueeze, {x}, attr("axes", std::vector<int64_t>{2}));
     const ir::ValueId expanded =
         node1(graph, ir::OpKind::kExpand, {unsqueezed, ints(graph, {5}, {1, groups, 4 / groups, 1, 8})});
@@ -50,6 +58,7 @@ ir::Graph attention(Extra extra = Extra::kNone, int64_t opset = 17, int64_t grou
         concat(graph, {dim_of(graph, q, 0), ints(graph, {1}, {4}), dim_of(graph, x, 2), ints(graph, {1}, {8})});
     repeated.push_back(first(graph, runtime_reshape(graph, expanded, target)));
   }
+  if (renamed_rows) std::swap(repeated[0], repeated[1]);
   const ir::ValueId keys = node1(graph, ir::OpKind::kMul,
                                  {node1(graph, ir::OpKind::kTranspose, {repeated[0]}, attr("perm", std::vector<int64_t>{0, 1, 3, 2})),
                                   scalar(graph, 0.5f)});
@@ -120,6 +129,18 @@ TEST_CASE("grouped attention: one key/value head for all queries (multi-query at
   CHECK(count_of(result, ir::OpKind::kExpand) == 0);
   CHECK(runtime::check_equivalent(graph, result, sizes(2, 3, 5)).passed());
   CHECK(runtime::check_equivalent(graph, result, sizes(1, 1, 9)).passed());
+}
+
+TEST_CASE("grouped attention: rows no graph input names are read from each product's own operand",
+          "[grouped_attention]") {
+  // The values' product is grouped first; its scores share the queries' renamed row count T, but
+  // they are computed from the keys' product: reading T from them for the queries would make a cycle.
+  const ir::Graph graph = attention(Extra::kNone, 17, 2, true);
+  rewrite::GroupedAttentionStats stats;
+  const ir::Graph result = rewrite::group_repeated_heads(graph, &stats);
+  CHECK(stats.repeats == 2);
+  REQUIRE(result.topological_order().has_value());
+  CHECK(runtime::check_equivalent(graph, result, sizes(2, 3, 5)).passed());
 }
 
 TEST_CASE("grouped attention: before opset 15 the rows are read with Shape and Gather", "[grouped_attention]") {
