@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/fmt/fmt.h>
 
 #include "cmd/commands.h"
 #include "cmd/options.h"
@@ -28,7 +29,7 @@ struct BenchOptions {
   std::vector<std::string> models;
   std::string target = "onnxruntime-cpu";
   profile::OrtSettings ort;
-  profile::TimingLimits limits = {5, 0, 20, 1000, 30.0, 0.005, 5e-4, true, 4};
+  profile::TimingLimits limits = {5, 0, 20, 1000, 30.0, 0.005, 5e-4, true, 4, 0, true};
   std::vector<std::string> dims;
   uint32_t seed = 0;
   std::string json;
@@ -91,13 +92,19 @@ std::vector<pipeline::InputSizes> sizes_timed(const std::vector<std::optional<ir
 }
 
 void print(const BenchOptions& options, const profile::OrtInfo& info, const std::vector<profile::Timing>& timings,
-           const std::vector<pipeline::InputSizes>& sizes) {
+           const std::vector<pipeline::InputSizes>& sizes, const std::optional<profile::OneAtATime>& alone) {
+  std::string order = timings.size() > 1 ? ", models alternated run by run" : "";
+  if (alone) {
+    order = fmt::format(", one session at a time (a session took {:.2f} GiB; {:.2f} GiB were free beside it), "
+                        "models alternated block by block",
+                        static_cast<double>(alone->session_bytes) / (1 << 30),
+                        static_cast<double>(alone->free_bytes) / (1 << 30));
+  }
   std::printf("onnxruntime %s on %s: %d intra-op thread(s)%s, graph optimization level %s; %d warm-up runs%s; "
               "%d block(s) of fresh sessions\n",
               info.onnxruntime.c_str(), info.cpu.c_str(), options.ort.threads,
               options.ort.threads > 1 ? " (one pool shared by the sessions)" : "", options.ort.level.c_str(),
-              options.limits.warmup, timings.size() > 1 ? ", models alternated run by run" : "",
-              options.limits.sessions);
+              options.limits.warmup, order.c_str(), options.limits.sessions);
   for (std::size_t i = 0; i < timings.size(); ++i) {
     const profile::Timing& t = timings[i];
     const std::string at = pipeline::sizes_text(sizes[i]);
@@ -244,7 +251,7 @@ void run_bench(const BenchOptions& options) {
     throw;
   }
   const std::vector<pipeline::InputSizes> sizes = sizes_timed(graphs, dims);
-  print(options, worker.info(), timings, sizes);
+  print(options, worker.info(), timings, sizes, worker.last_one_at_a_time());
   std::vector<profile::OpTimes> by_op;
   if (options.by_op) {
     by_op = worker.profile_files(options.models, options.ort, dims, options.limits.warmup,
@@ -260,6 +267,9 @@ void run_bench(const BenchOptions& options) {
                            {"warmup_runs", options.limits.warmup},
                            {"session_blocks", options.limits.sessions},
                            {"models", nlohmann::json::array()}};
+  if (const std::optional<profile::OneAtATime>& alone = worker.last_one_at_a_time()) {
+    report["one_session_at_a_time"] = {{"session_bytes", alone->session_bytes}, {"free_bytes", alone->free_bytes}};
+  }
   for (std::size_t i = 0; i < timings.size(); ++i) {
     report["models"].push_back(timing_json(options.models[i], timings[i]));
     report["models"].back()["measured_at"] = pipeline::sizes_json(sizes[i]);
@@ -286,7 +296,8 @@ Command setup_bench(CLI::App& app) {
   sub->add_option("--max-runs", options->limits.max_runs, "Timed runs of each model at most")
       ->capture_default_str()->check(CLI::PositiveNumber);
   sub->add_option("--max-seconds", options->limits.max_seconds,
-                  "Stop adding runs after this long (once each model ran 3 times)")
+                  "Stop adding runs once the timed runs took this long (once each model ran 3 times; creating and "
+                  "warming up sessions not counted)")
       ->capture_default_str()->check(CLI::PositiveNumber);
   sub->add_option("--sessions", options->limits.sessions,
                   "Blocks of fresh onnxruntime sessions the runs are spread over, created in alternating order")

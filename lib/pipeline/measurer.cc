@@ -234,9 +234,12 @@ std::vector<std::optional<cost::Comparison>> Measurer::compare_all(
         ++stats_.comparisons_derived;
       }
     } catch (const Error& failure) {
-      // One of them fails in the target: time each alone, to know which.
-      logger("profile")->debug("timing {} candidates together failed ({}); timing each alone", pending.size(),
-                               failure.what());
+      // One of them fails in the target, or they do not fit in memory together: time each
+      // alone, to know which (a pair fits where a second session did).
+      const bool memory = std::string(failure.what()).find("do not fit in the memory free") != std::string::npos;
+      logger("profile")->log(memory ? spdlog::level::info : spdlog::level::debug,
+                             "timing {} candidates together failed ({}); timing each alone", pending.size(),
+                             failure.what());
     }
   }
   for (std::size_t k = measured.size(); k < pending.size(); ++k) {

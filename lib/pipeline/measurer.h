@@ -63,6 +63,9 @@ class Measurer {
   /// The backend of the cache's entries.
   const std::string& backend() const { return backend_; }
   bool can_measure() const { return profiler_ != nullptr; }
+  /// Timings of several graphs the profiler made one session at a time (they did not fit in
+  /// memory together): Profiler::timings_one_at_a_time.
+  int64_t timings_one_at_a_time() const { return profiler_ ? profiler_->timings_one_at_a_time() : 0; }
   const MeasureStats& stats() const { return stats_; }
 
   /// Forgets what this run compared (the pairs timed alike, the runs compare_again goes on

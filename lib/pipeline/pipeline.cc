@@ -266,6 +266,7 @@ Json measurement_json(const Measurer& measurer, const MeasuredSearchStats& searc
           {"comparisons_reused", stats.comparisons_reused},
           {"comparisons_between_candidates", stats.comparisons_derived},
           {"comparisons_unmeasured", stats.comparisons_unmeasured},
+          {"timings_one_session_at_a_time", measurer.timings_one_at_a_time()},
           {"node_lookups", {{"hits", lookups.hits}, {"misses", lookups.misses}}},
           {"instance", instance_json(measurer.instance_run())},
           {"instance_runs_read_from_cache", stats.observations_cached},

@@ -43,6 +43,7 @@ class OrtProfiler : public Profiler {
                                   const TimingLimits& limits) override;
   cost::CacheEntry measure_node(const cost::Miss& miss, const cost::DimSizes& sizes) override;
   int64_t measurements() const override { return measurements_; }
+  int64_t timings_one_at_a_time() const override { return one_at_a_time_; }
   /// Runs the graph in onnxruntime with `values` as its outputs, at the graph optimization
   /// level "disabled" (every value computed as the graph says), with this profiler's threads.
   std::optional<Observed> observe(const ir::Graph& graph, const std::vector<ir::ValueId>& values,
@@ -58,6 +59,7 @@ class OrtProfiler : public Profiler {
 
   OrtSettings settings_;
   OrtWorker worker_;
+  int64_t one_at_a_time_ = 0;
   cost::CacheHeader header_;
   TempDir dir_;
   onnx_io::SharedWeights weights_{dir_.path()};

@@ -102,9 +102,17 @@ std::vector<Timing> OrtWorker::time_files(const std::vector<std::string>& paths,
                     {"max_runs", limits.max_runs}, {"max_seconds", limits.max_seconds},
                     {"rel_error", limits.rel_error}, {"abs_error_ms", limits.abs_error_ms},
                     {"paired", limits.paired}, {"sessions", limits.sessions},
-                    {"decide_at", limits.decide_at}};
+                    {"decide_at", limits.decide_at}, {"runs_only_seconds", limits.runs_only_seconds}};
   if (!prior_ms.empty()) ask["prior_ms"] = prior_ms;
-  const Json answer = parse_answer(request(ask.dump(), limits.max_seconds + kSessionSeconds, settings.threads));
+  last_one_at_a_time_.reset();
+  // Where the runs alone are bounded, creating the sessions may take as long again (the blocks
+  // after the first ones are sized so), and the first blocks' creation comes on top.
+  const double seconds = limits.max_seconds * (limits.runs_only_seconds ? 3 : 1) + kSessionSeconds;
+  const Json answer = parse_answer(request(ask.dump(), seconds, settings.threads));
+  if (const auto alone = answer.find("one_at_a_time"); alone != answer.end() && alone->is_object()) {
+    last_one_at_a_time_ = OneAtATime{alone->at("session_bytes").get<int64_t>(),
+                                     alone->at("free_bytes").is_number() ? alone->at("free_bytes").get<int64_t>() : -1};
+  }
   std::vector<Timing> timings;
   for (const Json& samples : answer.at("samples_ms")) timings.push_back(summarize(samples.get<std::vector<double>>()));
   if (timings.size() != paths.size()) throw Error("the onnxruntime worker timed the wrong number of models");

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,13 @@ struct OutputComparison {
   bool within_runtime_variation = false;
 };
 
+/// A timing whose models did not fit in memory together, so that its sessions were made one at
+/// a time (ort_worker.py, "Memory"): what decided it.
+struct OneAtATime {
+  int64_t session_bytes = 0;  ///< The largest resident growth a session's creation caused.
+  int64_t free_bytes = 0;     ///< The memory free beside it when a second one was due.
+};
+
 /// The Python interpreter that runs the worker: $GRAPHSUB_PYTHON, else python3.
 std::string default_python();
 
@@ -88,9 +96,15 @@ class OrtWorker {
   /// `sizes`, inputs from `seed`: one Timing per file. With `prior_ms` (one list per file, of one
   /// length), the timing goes on from those runs and includes them. Throws graphsub::Error with
   /// onnxruntime's message when a model cannot be loaded or run.
+  /// Models that do not fit in memory together are timed one session at a time (last_timing
+  /// says so); where pairs fit but not all of them, the request fails, saying so, and the caller
+  /// times them in pairs.
   std::vector<Timing> time_files(const std::vector<std::string>& paths, const OrtSettings& settings,
                                  const cost::DimSizes& sizes, const TimingLimits& limits, uint32_t seed = 0,
                                  const std::vector<std::vector<double>>& prior_ms = {});
+  /// Whether the last time_files made its sessions one at a time, and why; nullopt when it
+  /// alternated them run by run.
+  const std::optional<OneAtATime>& last_one_at_a_time() const { return last_one_at_a_time_; }
 
   /// Runs `reference` and `candidate` in onnxruntime on `samples` sets of seeded random inputs
   /// (set i from seed + i, drawn as graphsub's reference check draws them) and compares their
@@ -136,6 +150,7 @@ class OrtWorker {
   int restarts_ = 0;
   int threads_ = 0;  ///< The thread count the running worker serves (0: none asked yet).
   std::string last_failure_;  ///< Why the last request failed (how the worker ended, if it did).
+  std::optional<OneAtATime> last_one_at_a_time_;
 };
 
 }  // namespace graphsub::profile

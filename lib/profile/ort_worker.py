@@ -11,7 +11,9 @@ and the worker goes on with the next request.
    "seed": 0, "warmup": 3, "warmup_seconds": 0 (optional), "min_runs": 10, "max_runs": 100,
    "max_seconds": 5.0, "rel_error": 0.01, "abs_error_ms": 0.0005, "paired": false,
    "prior_ms": [[...], ...] (optional)}
-    -> {"ok": true, "samples_ms": [[...], ...]}   (one list of run times per model, in order)
+    -> {"ok": true, "samples_ms": [[...], ...]}   (one list of run times per model, in order;
+        with "one_at_a_time": {"session_bytes": ..., "free_bytes": ...} where the models did
+        not fit in memory together: see "Memory")
 
   {"cmd": "profile", "models": [path, ...], "threads": 1, "level": "all", "dims": {}, "seed": 0,
    "warmup": 3, "runs": 10}
@@ -52,6 +54,23 @@ the nodes of that type, and for the dense operators (Conv, FusedConv, MatMul, Fu
 the floating-point operations of one run, from the shapes the profiler records (2 x the output's
 elements x the reduced length; 0 for other types). Profiling adds its own cost, so these sessions
 are not the timed ones.
+
+Memory: each session holds onnxruntime's prepacked copy of its model's weights (a 4.4 GB
+language model: 4 GB of this process's memory per session; the weights file itself is mapped, and
+dropped once packed), so a timing of the input and four candidates of a large model needs five
+times its weights. Before each session after a request's first, the worker checks that the
+memory free (the kernel's MemAvailable, less where this process's cgroup limit or
+GRAPHSUB_WORKER_MEMORY_MB, a bound on this worker's resident memory, leaves less) is at least
+1.25 times the largest growth of its resident memory that one of the request's sessions caused,
+plus 256 MiB. When it is not, the sessions made are released and: where two or more had fitted,
+the request fails, saying how many fit ("3 sessions do not fit in the memory free: ..."), and
+graphsub times the candidates one by one against the input, in pairs; where only one fits, the
+request goes on one session at a time: every block makes, warms up and runs one model's session,
+then releases it before the next model's, in the alternating order of the blocks, at least two
+blocks; run r of each model in a block pairs with run r of the others. That is slower (a session
+made per model and block) and noisier than alternating run by run, and the answer says it
+happened. Without the check the kernel's out-of-memory killer ended the worker, or another
+process.
 
 Threads: with "threads" > 1, every session runs on one intra-op thread pool of that many threads,
 made before the worker's first session (onnxruntime's global thread pool; a request for another
@@ -327,10 +346,17 @@ def time_models(request):
     active = list(range(len(paths)))  # the models the rounds run: the first always
     start = time.perf_counter()
     rounds = 0
+    # With "runs_only_seconds", max_seconds bounds the time of the timed runs alone, not the
+    # sessions' creation and warm-up (bench: a large model's sessions take seconds each).
+    runs_only = bool(request.get("runs_only_seconds"))
+    timed_s = 0.0  # the timed runs' own time so far
+
+    def spent():
+        return timed_s if runs_only else time.perf_counter() - start
 
     def enough():  # the stopping rule, with the rounds the limits leave at the pace so far
         nonlocal active
-        elapsed = time.perf_counter() - start
+        elapsed = spent()
         limit = len(prior[0]) + runs_at_limit(rounds, elapsed, request)
         # Timing on to that limit is cheap when it takes a few seconds at the pace so far: then a
         # median that noise may have pushed up does not end the comparison early.
@@ -342,9 +368,18 @@ def time_models(request):
         return all(stable(s, request) for s in samples)
 
     block = 0
-    while True:
+    memory = {}
+    alone = None  # why the sessions are made one at a time, once they do not fit together
+    while alone is None:
         created = time.perf_counter()
-        sessions = fresh_sessions(paths, active, request, reverse=block % 2 == 1)
+        try:
+            sessions = fresh_sessions(paths, active, request, block % 2 == 1, memory)
+        except MemoryTight as tight:
+            if tight.made > 1:
+                # Pairs fit: graphsub times the candidates one by one against the first model.
+                raise RuntimeError(str(tight)) from None
+            alone = {"session_bytes": tight.session_bytes, "free_bytes": tight.free}
+            break
         began = time.perf_counter()
         for round_index in range(size if blocks > 1 else max_runs):
             forward = (round_index + block) % 2 == 0
@@ -353,14 +388,16 @@ def time_models(request):
                 begin = time.perf_counter_ns()
                 run(None, feed)
                 samples[i].append((time.perf_counter_ns() - begin) / 1e6)
+                timed_s += samples[i][-1] / 1e3
             rounds += 1
             if rounds >= max_runs:
                 return {"ok": True, "samples_ms": samples}
-            if time.perf_counter() - start >= max_seconds and rounds >= 3:
+            if spent() >= max_seconds and rounds >= 3:
                 return {"ok": True, "samples_ms": samples}
             if blocks == 1 and enough():
                 return {"ok": True, "samples_ms": samples}
-        del sessions
+        # (`run` holds its session too: the next block's sessions are made without these.)
+        del sessions, run, feed
         block += 1
         if block < blocks or block % 2 == 1:
             continue
@@ -368,36 +405,170 @@ def time_models(request):
         if enough():
             return {"ok": True, "samples_ms": samples}
         size = next_pair_size(size, began - created, (time.perf_counter() - began) / size,
-                              max_runs - rounds, max_seconds - (time.perf_counter() - start))
+                              max_runs - rounds, max_seconds - spent(), not runs_only)
         if size == 0:
             return {"ok": True, "samples_ms": samples}
+    # The models do not fit in memory together: each block makes, warms up and runs one session
+    # at a time, in alternating order, for at least one pair of blocks. The rounds keep their
+    # pairing by position within a block (run r of the original with run r of each candidate).
+    if blocks == 1:
+        blocks = 2
+        size = even(max(2, math.ceil(int(request["min_runs"]) / blocks)))
+    while True:
+        creation_s = running_s = 0.0
+        size = min(size, max_runs - rounds)
+        for i in (list(reversed(active)) if block % 2 == 1 else list(active)):
+            created = time.perf_counter()
+            sessions = fresh_sessions(paths, [i], request, False, memory)
+            began = time.perf_counter()
+            run, feed = sessions[i]
+            for _ in range(size):
+                begin = time.perf_counter_ns()
+                run(None, feed)
+                samples[i].append((time.perf_counter_ns() - begin) / 1e6)
+                timed_s += samples[i][-1] / 1e3
+            running_s += time.perf_counter() - began
+            creation_s += began - created
+            del sessions, run, feed
+        rounds += size
+        block += 1
+        answer = {"ok": True, "samples_ms": samples, "one_at_a_time": alone}
+        if rounds >= max_runs or (spent() >= max_seconds and rounds >= 3):
+            return answer
+        if block < blocks or block % 2 == 1:
+            continue
+        if enough():
+            return answer
+        size = next_pair_size(size, creation_s, running_s / size, max_runs - rounds, max_seconds - spent(),
+                              not runs_only)
+        if size == 0:
+            return answer
 
 
 def even(rounds):
     return rounds + rounds % 2
 
 
-def next_pair_size(size, creation_s, round_s, runs_left, seconds_left):
+def next_pair_size(size, creation_s, round_s, runs_left, seconds_left, creation_counts=True):
     """Rounds of each block of the next pair: enough that creating the sessions takes at most the
     time of the rounds after it (a large model's sessions take a second or more to create), fitted
-    into the runs and seconds left; 0 when not even two rounds each fit."""
+    into the runs and seconds left (of which creating the sessions takes its part, unless not
+    `creation_counts`); 0 when not even two rounds each fit."""
     wanted = max(size, even(math.ceil(creation_s / max(round_s, 1e-9))))
-    fitting = min(runs_left // 2, int((seconds_left - 2 * creation_s) / max(2 * round_s, 1e-9)))
+    creating = 2 * creation_s if creation_counts else 0.0
+    fitting = min(runs_left // 2, int((seconds_left - creating) / max(2 * round_s, 1e-9)))
     rounds = min(wanted, fitting - fitting % 2)
     return rounds if rounds >= 2 else 0
 
 
-def fresh_sessions(paths, indices, request, reverse):
+def rss_bytes():
+    """This worker's resident memory."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def meminfo_available():
+    try:
+        with open("/proc/meminfo") as info:
+            for line in info:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def cgroup_available():
+    """What this process's cgroup (v2) limit leaves: memory.max less what the group holds that
+    the kernel cannot drop (its usage less its inactive file pages); None without a limit."""
+    try:
+        with open("/proc/self/cgroup") as groups:
+            path = next((line.strip()[3:] for line in groups if line.startswith("0::")), None)
+        if path is None:
+            return None
+        folder = "/sys/fs/cgroup" + path.rstrip("/")
+        with open(folder + "/memory.max") as limit_file:
+            limit = limit_file.read().strip()
+        if limit == "max":
+            return None
+        with open(folder + "/memory.current") as current_file:
+            used = int(current_file.read())
+        with open(folder + "/memory.stat") as stat:
+            for line in stat:
+                if line.startswith("inactive_file "):
+                    used -= int(line.split()[1])
+        return int(limit) - used
+    except (OSError, ValueError, StopIteration):
+        return None
+
+
+def free_bytes():
+    """The memory a new session may take: the kernel's MemAvailable, or less where a cgroup limit
+    or GRAPHSUB_WORKER_MEMORY_MB (a bound on this worker's resident memory) leaves less; None
+    when none of them is known."""
+    known = [b for b in (meminfo_available(), cgroup_available()) if b is not None]
+    bound = os.environ.get("GRAPHSUB_WORKER_MEMORY_MB", "")
+    if bound:
+        known.append(int(float(bound) * (1 << 20)) - rss_bytes())
+    return min(known) if known else None
+
+
+# A session is made while the memory free is at least this many times the largest session made
+# so far in the request, plus SESSION_SPARE_BYTES: its working memory (the runs' activations, the
+# arena) comes after it is made, and the process around it may grow too.
+SESSION_MARGIN = 1.25
+SESSION_SPARE_BYTES = 256 << 20
+
+
+class MemoryTight(Exception):
+    """The next session of a request would not fit in the memory free beside the ones made."""
+
+    def __init__(self, made, session_bytes, free):
+        super().__init__(f"{made + 1} sessions do not fit in the memory free: one takes up to "
+                         f"{session_bytes / 2**30:.2f} GiB, and {free / 2**30:.2f} GiB were free beside "
+                         f"{made}")
+        self.made = made
+        self.session_bytes = session_bytes
+        self.free = free
+
+
+def fits_another(session_bytes):
+    """Whether a session of about `session_bytes` can be made beside the ones alive now."""
+    free = free_bytes()
+    return free is None or free >= SESSION_MARGIN * session_bytes + SESSION_SPARE_BYTES, free
+
+
+def made_session(path, request, memory):
+    """A session of `path`; `memory` (a dict) keeps the largest resident growth a session's
+    creation caused in this request ("session_bytes")."""
+    before = rss_bytes()
+    made = session(path, request)
+    memory["session_bytes"] = max(memory.get("session_bytes", 0), rss_bytes() - before)
+    return made
+
+
+def fresh_sessions(paths, indices, request, reverse, memory):
     """A new session of each model of `indices` (created and warmed up last to first when
     `reverse`): {index: (its run, its inputs)}. The session created later can run measurably
     faster (where its weights land in memory), so blocks alternate the order and their numbers are
     pooled. A session warms up with "warmup" runs, or fewer once they took "warmup_seconds" (when
-    given; at least one run)."""
+    given; at least one run). Raises MemoryTight, the sessions made released, when the next one
+    would not fit beside them (`memory`: see made_session)."""
     order = list(reversed(indices)) if reverse else list(indices)
     sessions = {}
     for i in order:
-        made = session(paths[i], request)
+        if sessions:
+            fits, free = fits_another(memory.get("session_bytes", 0))
+            if not fits:
+                made = len(sessions)
+                sessions.clear()  # (the exception's frame would keep them alive otherwise)
+                raise MemoryTight(made, memory["session_bytes"], free)
+        made = made_session(paths[i], request, memory)
         sessions[i] = (made.run, timing_feeds(made, request))
+        del made
     # The warm-up allocates each session's working memory: in the same order.
     warmup = max(1, int(request["warmup"]))
     bound = float(request.get("warmup_seconds", 0))

@@ -75,6 +75,10 @@ class Profiler {
 
   /// How many graphs and nodes this profiler has timed so far.
   virtual int64_t measurements() const = 0;
+  /// How many of its timings of several graphs made their sessions one at a time, in blocks,
+  /// because they did not fit in memory together (the onnxruntime worker), instead of running
+  /// them alternately round by round.
+  virtual int64_t timings_one_at_a_time() const { return 0; }
 };
 
 /// The prior runs of `models` (Profiler::Model::prior_ms), one list per model, or none at all

@@ -205,6 +205,30 @@ TEST_CASE("a worker that ended is replaced for the next request", "[profile]") {
   CHECK(worker.pid() != first);
 }
 
+TEST_CASE("models that do not fit in memory together are timed one session at a time", "[profile]") {
+  // A worker allowed 1 MiB of resident memory: no second session fits beside the first.
+  REQUIRE(::setenv("GRAPHSUB_WORKER_MEMORY_MB", "1", 1) == 0);
+  profile::OrtWorker tight;
+  REQUIRE(::unsetenv("GRAPHSUB_WORKER_MEMORY_MB") == 0);
+  profile::TimingLimits limits;
+  limits.min_runs = 6;
+  limits.max_runs = 6;
+  const auto timings = tight.time_files({model_path("small_cnn.onnx"), model_path("symbolic_dims.onnx")}, {},
+                                        {{"N", 2}}, limits);
+  REQUIRE(timings.size() == 2);
+  CHECK(timings[0].runs == 6);
+  CHECK(timings[1].runs == 6);
+  REQUIRE(tight.last_one_at_a_time().has_value());
+  CHECK(tight.last_one_at_a_time()->session_bytes > 0);
+  CHECK(tight.last_one_at_a_time()->free_bytes < 0);
+  // One model needs no second session; a worker without the bound alternates as before.
+  tight.time_files({model_path("small_cnn.onnx")}, {}, {}, limits);
+  CHECK(!tight.last_one_at_a_time().has_value());
+  profile::OrtWorker roomy;
+  roomy.time_files({model_path("small_cnn.onnx"), model_path("symbolic_dims.onnx")}, {}, {{"N", 2}}, limits);
+  CHECK(!roomy.last_one_at_a_time().has_value());
+}
+
 TEST_CASE("without onnxruntime the worker does not start, and says why", "[profile]") {
   CHECK_THROWS_WITH(profile::OrtWorker("/no/such/python"), Catch::StartsWith("onnxruntime is not available"));
   CHECK_THROWS_WITH(profile::OrtWorker("false"), Catch::StartsWith("onnxruntime is not available"));

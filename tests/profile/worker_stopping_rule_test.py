@@ -17,6 +17,7 @@ spec.loader.exec_module(worker)  # defines the functions; main() runs only as a 
 
 REQUEST = {"min_runs": 10, "rel_error": 0.0, "decide_at": 0.99, "max_runs": 400, "max_seconds": 30.0}
 failures = []
+checks = []  # every check made, passed or not
 
 
 def paired(ratio, spread, runs, seed):
@@ -31,6 +32,7 @@ def paired(ratio, spread, runs, seed):
 
 
 def expect(name, got, want):
+    checks.append(name)
     if got != want:
         failures.append(f"{name}: {got}, expected {want}")
 
@@ -193,8 +195,80 @@ spec.loader.exec_module(fresh_worker)
 fresh_worker.POOL["sessions_made"] = True
 expect("no shared pool once a session was made", fresh_worker.shares_pool(2), False)
 
-CHECKS = 27
+# Seconds of runs only (bench): sessions that take 10 s each to make, runs 0.2 s. A 30 s bound on
+# the whole time stops in the first round of the second block (7 rounds: blocks of 6, the second's
+# sessions made at 23 s); on the runs' own time, the four first blocks run (24 rounds) and the rule
+# stops there.
+for runs_only, want in ((False, 7), (True, 24)):
+    clock = Clock()
+    worker.time = clock
+
+    def slow_session(path, request, clock=clock):
+        clock.seconds += 10.0
+        return FakeSession(clock, lambda: 200.0)
+
+    worker.session = slow_session
+    timed = worker.time_models(dict(REQUEST, models=["a", "b"], paired=True, sessions=4, warmup=1, dims={},
+                                    min_runs=20, rel_error=0.5, decide_at=0, runs_only_seconds=runs_only))
+    expect(f"runs with runs_only_seconds {runs_only}", len(timed["samples_ms"][0]), want)
+
+# Memory: a fake machine where every live session holds 1 GiB. A session is made while the memory
+# free is at least 1.25 times the largest session so far plus 256 MiB (1.5 GiB here).
+GIB = 1 << 30
+
+
+class Memory:
+    def __init__(self, total):
+        self.total, self.live, self.most = total, 0, 0
+
+
+class SizedSession(FakeSession):
+    """A fake session holding 1 GiB of the fake machine's memory while it lives."""
+
+    def __init__(self, clock, times, memory):
+        super().__init__(clock, times)
+        self.memory = memory
+        memory.live += 1
+        memory.most = max(memory.most, memory.live)
+
+    def __del__(self):
+        self.memory.live -= 1
+
+
+def memory_worker(models, total):
+    clock = Clock()
+    memory = Memory(total)
+    worker.time = clock
+    worker.session = lambda path, request: SizedSession(clock, models[path], memory)
+    worker.rss_bytes = lambda: memory.live * GIB
+    worker.free_bytes = lambda: memory.total - memory.live * GIB
+    return memory
+
+
+real_rss, real_free = worker.rss_bytes, worker.free_bytes
+THREE = dict(RACE, models=["input", "fast", "slight"], sessions=2)
+FASTER = {"input": lambda: 10.0, "fast": lambda: 8.0, "slight": lambda: 9.6}
+memory = memory_worker(FASTER, 10 * GIB)
+answer = worker.time_models(THREE)
+expect("three that fit are made side by side", (memory.most, "one_at_a_time" in answer), (3, False))
+memory = memory_worker(FASTER, 3 * GIB)
+try:
+    worker.time_models(THREE)
+    expect("two fit but not three: an error", "timed", "an error")
+except RuntimeError as error:
+    expect("two fit but not three: an error", "3 sessions do not fit in the memory free" in str(error), True)
+expect("no session left alive after it", memory.live, 0)
+memory = memory_worker(FASTER, 2 * GIB)
+answer = worker.time_models(dict(THREE, models=["input", "fast"], sessions=1))
+timed = answer["samples_ms"]
+expect("one at a time: never two sessions alive", memory.most, 1)
+expect("one at a time: said so", answer.get("one_at_a_time"), {"session_bytes": GIB, "free_bytes": GIB})
+expect("one at a time: as many runs of each, paired", len(timed[0]) == len(timed[1]) >= 10, True)
+expect("one at a time: the candidate's ratio", float(np.median(np.array(timed[1]) / np.array(timed[0]))), 0.8)
+worker.rss_bytes, worker.free_bytes = real_rss, real_free
+expect("the worker reads this machine's free memory", (worker.free_bytes() or 0) > 0, True)
+
 for failure in failures:
     print("FAILED:", failure)
-print(f"{CHECKS - len(failures)} of {CHECKS} checks passed")
+print(f"{len(checks) - len(failures)} of {len(checks)} checks passed")
 sys.exit(1 if failures else 0)
