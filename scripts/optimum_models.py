@@ -64,11 +64,32 @@ LARGE = {
 }
 
 
+#: Encoders as `optimum-cli export onnx --task feature-extraction` writes them (input_ids,
+#: attention_mask and, for BERT, token_type_ids in; last_hidden_state out; batch and sequence
+#: symbolic), exported only when named with --models: sentence-embedding models, what ONNX on a
+#: CPU most often serves. all-MiniLM-L6-v2's configuration (BERT, 6 layers of width 384, 12
+#: heads), DistilBERT-base's (6 layers of width 768) and RoBERTa-base's (12 layers of width 768),
+#: and ViT-B/16's image encoder (pixel_values in, 224 x 224). Random weights.
+ENCODERS = {
+    "o_minilm_l6": ("BertModel", "feature-extraction", lambda transformers: transformers.BertConfig(
+        hidden_size=384, num_hidden_layers=6, num_attention_heads=12, intermediate_size=1536, vocab_size=30522,
+        attn_implementation="eager")),
+    "o_distilbert": ("DistilBertModel", "feature-extraction",
+                     lambda transformers: transformers.DistilBertConfig(attn_implementation="eager")),
+    "o_roberta": ("RobertaModel", "feature-extraction",
+                  lambda transformers: transformers.RobertaConfig(vocab_size=50265, max_position_embeddings=514,
+                                                                  type_vocab_size=1, attn_implementation="eager")),
+    "o_vit": ("ViTModel", "feature-extraction",
+              lambda transformers: transformers.ViTConfig(attn_implementation="eager")),
+}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--folder", required=True, help="where the .onnx files go")
-    parser.add_argument("--models", nargs="*", choices=sorted({**MODELS, **LARGE}),
-                        help="default: all but the real-size ones (" + ", ".join(sorted(LARGE)) + ")")
+    parser.add_argument("--models", nargs="*", choices=sorted({**MODELS, **LARGE, **ENCODERS}),
+                        help="default: the small decoders (not the real-size ones, " + ", ".join(sorted(LARGE)) +
+                        ", nor the encoders, " + ", ".join(sorted(ENCODERS)) + ")")
     args = parser.parse_args()
 
     import onnx
@@ -78,13 +99,18 @@ def main():
 
     os.makedirs(args.folder, exist_ok=True)
     for name in args.models or MODELS:
-        model_class, config = {**MODELS, **LARGE}[name]
+        if name in ENCODERS:
+            model_class, task, config = ENCODERS[name]
+        else:
+            (model_class, config), task = {**MODELS, **LARGE}[name], "text-generation-with-past"
         torch.manual_seed(0)  # each model's weights the same whichever others are exported
         model = getattr(transformers, model_class)(config(transformers)).eval()
         with tempfile.TemporaryDirectory() as scratch:
             source, exported = os.path.join(scratch, "model"), os.path.join(scratch, "onnx")
             model.save_pretrained(source)
-            main_export(source, output=exported, task="text-generation-with-past", opset=18)
+            if name == "o_vit":  # optimum reads the image size from a preprocessor config
+                transformers.ViTImageProcessor().save_pretrained(source)
+            main_export(source, output=exported, task=task, opset=18)
             path = os.path.join(args.folder, name + ".onnx")
             if not any(entry.startswith("model.onnx_data") for entry in os.listdir(exported)):
                 shutil.move(os.path.join(exported, "model.onnx"), path)

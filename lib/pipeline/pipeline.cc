@@ -440,6 +440,9 @@ class Run {
     }
     logger("cli")->info("read {}: {} nodes ({} opaque)", request_.input, original_.node_count(),
                         import_stats_.opaque_nodes);
+    // The check's integer inputs stay valid indices of the tables they index (a caller's own
+    // bounds, a test's, are kept).
+    if (request_.check.index_bounds.empty()) request_.check.index_bounds = runtime::index_bounds(original_);
     if (request_.check.samples > 0) run_check_reference();
     const SearchRules searched = search_rules(request_);
     const std::vector<rules::Rule>& rules = searched.rules;
@@ -1031,7 +1034,8 @@ class Run {
       profile::OrtWorker worker;
       for (const profile::OutputComparison& output :
            worker.compare_files(request_.input, request_.output, profile::OrtSettings{}, options.dims,
-                                options.samples, options.seed, options.atol, options.rtol)) {
+                                options.samples, options.seed, options.atol, options.rtol, {}, {},
+                                options.index_bounds)) {
         check.outputs.push_back({output.name, output.max_abs_error, output.max_rel_error, output.passed});
       }
     } catch (const Error& e) {
@@ -1131,7 +1135,7 @@ class Run {
       for (const profile::OutputComparison& output :
            profile::OrtWorker().compare_files(request_.input, request_.output, profile::OrtSettings{}, options.dims,
                                               options.samples, options.seed, options.atol, options.rtol, {},
-                                              "disabled")) {
+                                              "disabled", options.index_bounds)) {
         check.outputs.push_back({output.name, output.max_abs_error, output.max_rel_error, output.passed,
                                  output.runtime_variation, output.within_runtime_variation});
       }

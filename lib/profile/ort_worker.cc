@@ -123,10 +123,11 @@ std::vector<OutputComparison> OrtWorker::compare_files(const std::string& refere
                                                       const OrtSettings& settings, const cost::DimSizes& sizes,
                                                       int samples, uint32_t seed, double atol, double rtol,
                                                       const std::string& reference_level,
-                                                      const std::string& variation_level) {
+                                                      const std::string& variation_level,
+                                                      const std::map<std::string, int64_t>& index_bounds) {
   Json ask = {{"cmd", "compare"}, {"models", {reference, candidate}}, {"threads", settings.threads},
               {"level", settings.level}, {"dims", sizes}, {"seed", seed}, {"samples", samples},
-              {"atol", atol}, {"rtol", rtol}};
+              {"atol", atol}, {"rtol", rtol}, {"index_bounds", index_bounds}};
   if (!reference_level.empty()) ask["reference_level"] = reference_level;
   if (!variation_level.empty()) ask["variation_level"] = variation_level;
   const Json answer = parse_answer(request(ask.dump(), kSessionSeconds * 3 + 90.0 * samples, settings.threads));

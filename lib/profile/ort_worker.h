@@ -115,12 +115,14 @@ class OrtWorker {
   /// "disabled": how much onnxruntime's own optimizations change its outputs). With
   /// `variation_level`, each output also tells how much the reference's own output moves at that
   /// level, and whether the candidate's failures stay within it (OutputComparison); outputs of
-  /// differing shapes are then infinitely apart rather than an error.
+  /// differing shapes are then infinitely apart rather than an error. Integer inputs named in
+  /// `index_bounds` are drawn below their bound where it is under 4 (runtime::index_bounds).
   std::vector<OutputComparison> compare_files(const std::string& reference, const std::string& candidate,
                                               const OrtSettings& settings, const cost::DimSizes& sizes,
                                               int samples, uint32_t seed, double atol, double rtol,
                                               const std::string& reference_level = {},
-                                              const std::string& variation_level = {});
+                                              const std::string& variation_level = {},
+                                              const std::map<std::string, int64_t>& index_bounds = {});
 
   /// Runs `path` once on the inputs time_files feeds (symbolic dims at `sizes`, inputs from
   /// `seed`) and returns every output's shape, and the elements of the integer outputs of at

@@ -20,7 +20,8 @@ and the worker goes on with the next request.
     -> {"ok": true, "by_op": [{"Conv": [ms, nodes, flops], ...}, ...]}   (one map per model, in order)
 
   {"cmd": "compare", "models": [reference, candidate], "threads": 1, "level": "all", "dims": {},
-   "seed": 0, "samples": 3, "atol": 1e-5, "rtol": 1e-4, "reference_level": "disabled" (optional)}
+   "seed": 0, "samples": 3, "atol": 1e-5, "rtol": 1e-4, "reference_level": "disabled" (optional),
+   "index_bounds": {"token_type_ids": 2} (optional)}
     -> {"ok": true, "outputs": [{"name": ..., "max_abs_error": ..., "max_rel_error": ..., "passed": ...}]}
 
   {"cmd": "observe", "models": [path], "threads": 1, "level": "disabled", "dims": {}, "seed": 0,
@@ -34,8 +35,8 @@ measure_sizes.h).
 
 "compare" is `optimize --check` run in onnxruntime, for models the reference executor has no
 kernel for: both models run on the same seeded random inputs of each sample (seed + sample), drawn
-as graphsub's reference check draws them (floats uniform in [-1, 1), integers in [0, 4), booleans
-either), and their outputs are compared by position: an element passes when |got - want| <= atol +
+as graphsub's reference check draws them (floats uniform in [-1, 1), integers in [0, 4), or
+below an "index_bounds" entry's bound where that is smaller, booleans either), and their outputs are compared by position: an element passes when |got - want| <= atol +
 rtol x |want|, or both are the same infinity, or both NaN. With "reference_level", the reference
 session is made at that optimization level instead of "level" (a model against itself: how much
 onnxruntime's own graph optimizations change its outputs). With "variation_level", the reference
@@ -215,25 +216,31 @@ def timing_values(dtype, shape, rng):
     return np.zeros(shape, dtype=dtype)
 
 
-def check_values(dtype, shape, rng):
+def check_values(dtype, shape, rng, bound=4):
     """Inputs to check with, as graphsub's reference check draws them (lib/runtime/equivalence.h):
-    floats uniform in [-1, 1), integers in [0, 4), booleans either."""
+    floats uniform in [-1, 1), integers in [0, 4) (in [0, bound) for an index of a smaller table),
+    booleans either."""
     if np.issubdtype(dtype, np.floating):
         return rng.uniform(-1.0, 1.0, shape).astype(dtype)
     if dtype == np.bool_:
         return rng.integers(0, 2, shape).astype(np.bool_)
-    return rng.integers(0, 4, shape).astype(dtype)
+    return rng.integers(0, max(1, min(4, bound)), shape).astype(dtype)
 
 
 def feeds(sess, request, rng, values=timing_values):
-    """One input of every input of the session, drawn by `values`; symbolic dims from "dims"."""
+    """One input of every input of the session, drawn by `values`; symbolic dims from "dims".
+    check_values gets an integer input's bound from "index_bounds" where the request names it."""
     dims = request.get("dims", {})
+    bounds = request.get("index_bounds") or {}
     result = {}
     for value in sess.get_inputs():
         if value.type not in DTYPES:
             raise ValueError(f"input '{value.name}' has type {value.type}, which the worker cannot feed")
         shape = [dim_size(d, dims) for d in value.shape]
-        result[value.name] = values(DTYPES[value.type], shape, rng)
+        if values is check_values and value.name in bounds:
+            result[value.name] = check_values(DTYPES[value.type], shape, rng, int(bounds[value.name]))
+        else:
+            result[value.name] = values(DTYPES[value.type], shape, rng)
     return result
 
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <set>
 
 #include "ir/error.h"
 
@@ -32,11 +33,14 @@ void fill(ir::Tensor& tensor, std::mt19937& rng, Dist dist) {
   for (int64_t i = 0; i < tensor.num_elements(); ++i) data[i] = static_cast<T>(dist(rng));
 }
 
+/// Integers are drawn in [0, kIntegerBound), or below a smaller index bound.
+constexpr int64_t kIntegerBound = 4;
+
 ir::Tensor random_tensor(ir::DataType dtype, std::vector<int64_t> sizes, std::mt19937& rng,
-                         const std::string& name) {
+                         const std::string& name, int64_t bound) {
   ir::Tensor tensor(dtype, std::move(sizes));
   std::uniform_real_distribution<double> real(-1.0, 1.0);
-  std::uniform_int_distribution<int> small(0, 3);
+  std::uniform_int_distribution<int> small(0, static_cast<int>(std::clamp<int64_t>(bound, 1, kIntegerBound) - 1));
   switch (dtype) {
     case ir::DataType::kFloat: fill<float>(tensor, rng, real); break;
     case ir::DataType::kDouble: fill<double>(tensor, rng, real); break;
@@ -84,7 +88,76 @@ void check_interfaces(const ir::Graph& reference, const ir::Graph& candidate) {
   }
 }
 
+bool is_integer(ir::DataType dtype) {
+  switch (dtype) {
+    case ir::DataType::kInt64:
+    case ir::DataType::kInt32:
+    case ir::DataType::kInt16:
+    case ir::DataType::kInt8:
+    case ir::DataType::kUint64:
+    case ir::DataType::kUint32:
+    case ir::DataType::kUint16:
+    case ir::DataType::kUint8: return true;
+    default: return false;
+  }
+}
+
+/// Whether `op` passes the values of its input `slot` through unchanged (some of them, moved or
+/// repeated): the index values an input carries reach the op's output.
+bool carries_values(ir::OpKind op, int32_t slot) {
+  switch (op) {
+    case ir::OpKind::kIdentity:
+    case ir::OpKind::kUnsqueeze:
+    case ir::OpKind::kSqueeze:
+    case ir::OpKind::kReshape:
+    case ir::OpKind::kFlatten:
+    case ir::OpKind::kExpand:
+    case ir::OpKind::kTranspose:
+    case ir::OpKind::kSlice:
+    case ir::OpKind::kTile: return slot == 0;
+    case ir::OpKind::kConcat:
+    case ir::OpKind::kCast: return true;
+    default: return false;
+  }
+}
+
 }  // namespace
+
+std::map<std::string, int64_t> index_bounds(const ir::Graph& graph) {
+  const std::vector<std::vector<std::pair<ir::NodeId, int32_t>>> consumers = graph.consumers();
+  std::map<std::string, int64_t> bounds;
+  for (ir::ValueId input : graph.inputs()) {
+    const ir::Value& value = graph.value(input);
+    if (value.data || !is_integer(value.type.dtype)) continue;
+    int64_t bound = -1;
+    std::vector<ir::ValueId> pending = {input};
+    std::set<ir::ValueId> seen = {input};
+    while (!pending.empty()) {
+      const ir::ValueId at = pending.back();
+      pending.pop_back();
+      for (const auto& [id, slot] : consumers[static_cast<std::size_t>(at)]) {
+        const ir::Node& node = graph.node(id);
+        if (node.op == ir::OpKind::kGather && slot == 1) {
+          const ir::Shape& table = graph.value(node.inputs[0]).type.shape;
+          const int64_t axis = node.attrs.get_int("axis", 0);
+          const auto at = static_cast<std::size_t>(axis);
+          if (table.rank_known && axis >= 0 && at < table.dims.size() && table.dims[at].is_known()) {
+            const int64_t length = table.dims[at].value;
+            bound = bound < 0 ? length : std::min(bound, length);
+          }
+          continue;
+        }
+        if (!carries_values(node.op, slot)) continue;
+        for (ir::ValueId output : node.outputs) {
+          if (output == ir::kNoValue || !is_integer(graph.value(output).type.dtype)) continue;
+          if (seen.insert(output).second) pending.push_back(output);
+        }
+      }
+    }
+    if (bound >= 0 && bound < kIntegerBound) bounds[value.name] = bound;
+  }
+  return bounds;
+}
 
 bool CheckReport::passed() const {
   return std::all_of(outputs.begin(), outputs.end(),
@@ -100,8 +173,9 @@ TensorMap random_inputs(const ir::Graph& graph, uint32_t seed, const CheckOption
     if (value.type.dtype == ir::DataType::kUndefined) {
       throw Error("input '" + value.name + "' is not a tensor: random data for it is not supported");
     }
-    inputs[value.name] = ir::share(random_tensor(value.type.dtype, concrete_sizes(value, options), rng,
-                                                 value.name));
+    const auto bound = options.index_bounds.find(value.name);
+    inputs[value.name] = ir::share(random_tensor(value.type.dtype, concrete_sizes(value, options), rng, value.name,
+                                                 bound != options.index_bounds.end() ? bound->second : kIntegerBound));
   }
   return inputs;
 }

@@ -21,7 +21,17 @@ struct CheckOptions {
   /// Sizes for symbolic dims by name; any other symbolic or unknown dim gets `default_dim`.
   std::map<std::string, int64_t> dims;
   int64_t default_dim = 1;
+  /// Integer inputs that index a table, by name: the input's values are drawn below this bound
+  /// (index_bounds), where it is under the usual 4. BERT's token_type_ids index a table of 2.
+  std::map<std::string, int64_t> index_bounds;
 };
+
+/// The integer graph inputs that reach the indices of a Gather (through casts to an integer type
+/// and the view and copy operators: Reshape, Unsqueeze, Squeeze, Flatten, Expand, Transpose,
+/// Slice, Tile, Concat, Identity), with the smallest static length of the axes they index: what
+/// random inputs must stay below for the model to run. An index path through arithmetic is not
+/// followed (its values are the arithmetic's).
+std::map<std::string, int64_t> index_bounds(const ir::Graph& graph);
 
 /// Agreement of one output over all samples.
 struct OutputCheck {
@@ -48,7 +58,8 @@ struct CheckReport {
 };
 
 /// Random inputs for every graph input without a default: float types uniform in [-1, 1), integer
-/// types in [0, 4), bool uniform. Deterministic for a seed.
+/// types in [0, 4) (below options.index_bounds' bound where that is smaller), bool uniform.
+/// Deterministic for a seed.
 TensorMap random_inputs(const ir::Graph& graph, uint32_t seed, const CheckOptions& options);
 
 /// Runs `reference` and `candidate` on the same random inputs and compares their outputs by

@@ -176,6 +176,14 @@ cache.feeds(InputSession(Input("z", [5])), request)
 cache.feeds(InputSession(Input("w", [6])), request)
 expect("the oldest dropped beyond the capacity", cache.feeds(a, request)["x"] is first["x"], False)
 
+# The check's inputs: an integer input named in index_bounds is drawn below its bound.
+ids, kinds = Input("ids", [64]), Input("kinds", [64])
+ids.type = kinds.type = "tensor(int64)"
+drawn = worker.feeds(InputSession(ids, kinds), {"index_bounds": {"kinds": 2}}, np.random.default_rng(0),
+                     worker.check_values)
+expect("an index of a table of 2 is 0 or 1", set(drawn["kinds"].tolist()), {0, 1})
+expect("other integers in [0, 4)", set(drawn["ids"].tolist()), {0, 1, 2, 3})
+
 # Threads: sessions of more than one thread share one pool, made before the first session, of the
 # first such request's size; another count after it is refused (graphsub starts a new worker). (This
 # script makes no real session, so the pool can still be made here.)

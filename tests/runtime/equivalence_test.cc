@@ -1,6 +1,11 @@
 // Tests of the reference executor and the numeric equivalence check behind `optimize --check`.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
 #include "ir/error.h"
 #include "ir/graph.h"
 #include "runtime/cpu_executor.h"
@@ -104,6 +109,45 @@ TEST_CASE("random inputs are deterministic per seed and honour named dims", "[ru
   CHECK(a.at("x")->dims() == std::vector<int64_t>{5, 4});
   CHECK(a.at("x")->content_hash() == b.at("x")->content_hash());
   CHECK(a.at("x")->content_hash() != c.at("x")->content_hash());
+}
+
+TEST_CASE("integer inputs that index a small table are drawn below its length", "[runtime]") {
+  // BERT's embeddings: ids index a table of 100 rows, token types (through an Identity) one of 2;
+  // a mask is cast to float, not an index.
+  ir::Graph graph;
+  const ir::TensorType ints{ir::DataType::kInt64, ir::Shape{true, {ir::Dim::named("N"), ir::Dim::known(8)}}};
+  const ir::ValueId ids = graph.add_input("ids", ints);
+  const ir::ValueId types = graph.add_input("types", ints);
+  const ir::ValueId mask = graph.add_input("mask", ints);
+  const ir::ValueId words = graph.add_weight("words", ir::share(ir::Tensor::from_floats({100, 2}, std::vector<float>(200, 1.f))));
+  const ir::ValueId kinds = graph.add_weight("kinds", ir::share(ir::Tensor::from_floats({2, 2}, {1, 2, 3, 4})));
+  ir::Attributes axis;
+  axis.set("axis", int64_t{0});
+  const ir::NodeId word = add_inferred(graph, ir::OpKind::kGather, {words, ids}, axis);
+  const ir::NodeId same = add_inferred(graph, ir::OpKind::kIdentity, {types});
+  const ir::NodeId kind = add_inferred(graph, ir::OpKind::kGather, {kinds, graph.node(same).outputs[0]}, axis);
+  const ir::NodeId sum = add_inferred(graph, ir::OpKind::kAdd, {graph.node(word).outputs[0], graph.node(kind).outputs[0]});
+  ir::Attributes to_float;
+  to_float.set("to", int64_t{1});
+  const ir::NodeId cast = add_inferred(graph, ir::OpKind::kCast, {mask}, to_float);
+  graph.set_name(graph.node(sum).outputs[0], "embedded");
+  graph.set_name(graph.node(cast).outputs[0], "masked");
+  graph.set_outputs({graph.node(sum).outputs[0], graph.node(cast).outputs[0]});
+
+  const std::map<std::string, int64_t> bounds = runtime::index_bounds(graph);
+  CHECK(bounds == std::map<std::string, int64_t>{{"types", 2}});
+  runtime::CheckOptions options;
+  options.dims["N"] = 4;
+  options.index_bounds = bounds;
+  const runtime::TensorMap inputs = runtime::random_inputs(graph, 3, options);
+  const std::vector<double> drawn = testing::elements(*inputs.at("types"));
+  CHECK(std::all_of(drawn.begin(), drawn.end(), [](double x) { return x == 0 || x == 1; }));
+  const std::vector<double> ids_drawn = testing::elements(*inputs.at("ids"));
+  CHECK(*std::max_element(ids_drawn.begin(), ids_drawn.end()) >= 2);  // the usual [0, 4) elsewhere
+  // Without the bound, the draws would index past the table of 2, and the executor refuses that.
+  CHECK(runtime::check_equivalent(graph, graph, options).passed());
+  options.index_bounds.clear();
+  CHECK_THROWS_WITH(runtime::check_equivalent(graph, graph, options), Catch::Contains("out of range"));
 }
 
 }  // namespace graphsub
