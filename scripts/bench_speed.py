@@ -39,7 +39,10 @@ DIMS = {"transformer_encoder": {"batch": 2, "sequence": 16},
         **{name: {"batch_size": 1, "sequence_length": 1, "past_sequence_length": 127,
                   "past_sequence_length + sequence_length": 128}
            for name in ("o_llama", "o_qwen2", "o_mistral", "o_phi3", "o_gemma", "o_gpt2", "o_qwen2_5_0_5b",
-                        "o_tinyllama_1_1b")}}
+                        "o_tinyllama_1_1b")},
+        # optimum_models.py's encoders: a sentence of 128 tokens, an image of 224 x 224.
+        **{name: {"batch_size": 1, "sequence_length": 128} for name in ("o_minilm_l6", "o_distilbert", "o_roberta")},
+        "o_vit": {"batch_size": 1, "num_channels": 3, "height": 224, "width": 224}}
 
 
 def torch_model_names(chosen, extra=False, quantized=False):
@@ -112,7 +115,7 @@ def outputs_difference(original, optimized, name):
     feeds = {}
     for value in a.get_inputs():
         shape = [d if isinstance(d, int) else sizes.get(d, 1) for d in value.shape]
-        feeds[value.name] = (rng.integers(0, 2 if "mask" in value.name else 1000, shape).astype(np.int64)
+        feeds[value.name] = (rng.integers(0, 2 if "mask" in value.name or "token_type" in value.name else 1000, shape).astype(np.int64)
                              if "int64" in value.type else rng.standard_normal(shape).astype(np.float32))
     worst, equal, own = 0.0, True, 0.0
     for x, y, z in zip(a.run(None, feeds), b.run(None, feeds), c.run(None, feeds)):

@@ -14,7 +14,9 @@ keep it in a virtual environment of its own that sees the system's torch, e.g.
 
 LLaMA, Qwen2, Mistral, Phi-3 and Gemma have torch_models.py's `decoder_config` sizes (4 layers of
 width 512, 8 query heads sharing 4 key/value heads, a vocabulary of 8,000), GPT-2 the same width
-and depth with 8 heads; weights drawn from seed 0. bench_speed.py
+and depth with 8 heads; weights drawn from seed 0, and every bias and norm scale that
+initialization leaves constant varied a little (torch_models.vary_constant_weights: a trained
+model has no zero biases). bench_speed.py
 times them as one decoding step: 1 new token after 127 cached ones. Nothing here needs the
 network once the packages are installed.
 """
@@ -24,7 +26,7 @@ import shutil
 import sys
 import tempfile
 
-from torch_models import decoder_config
+from torch_models import decoder_config, vary_constant_weights
 
 
 def gpt2_config(transformers):
@@ -105,6 +107,9 @@ def main():
             (model_class, config), task = {**MODELS, **LARGE}[name], "text-generation-with-past"
         torch.manual_seed(0)  # each model's weights the same whichever others are exported
         model = getattr(transformers, model_class)(config(transformers)).eval()
+        # Zero biases and norm scales of one, as random initialization leaves them, let rules such
+        # as eliminate-add-zero win what they never win on a trained model (torch_models.py).
+        vary_constant_weights(model)
         with tempfile.TemporaryDirectory() as scratch:
             source, exported = os.path.join(scratch, "model"), os.path.join(scratch, "onnx")
             model.save_pretrained(source)
