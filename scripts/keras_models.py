@@ -9,7 +9,8 @@ them out of the interpreter graphsub's tests use, e.g.
     /tmp/tfenv/bin/python scripts/keras_models.py --folder /tmp/keras_models
     python3 scripts/bench_speed.py --models --onnx /tmp/keras_models/*.onnx
 
-Each model is `keras.applications.NAME(weights=None)` (no download; weights drawn from seed 0 for each model),
+Each model is `keras.applications.NAME(weights=None)` (no download; weights drawn from seed 0 for each model,
+then every weight initialization leaves constant varied a little, as a trained model's are),
 traced as a tf.function of a [batch, size, size, 3] float input with a symbolic batch and
 converted at opset 17. Nothing here needs the network once the packages are installed.
 """
@@ -32,6 +33,24 @@ MODELS = {
 }
 
 
+def vary_constant_weights(model):
+    """Gives every floating weight whose elements are all equal small random variation (seeded),
+    as torch_models.vary_constant_weights does: random initialization leaves biases and batch
+    norms' betas and means zero and their gammas and variances one, which a trained model never
+    has, and rules such as eliminate-add-zero would otherwise win on the benchmark what they never
+    win on a real model. Variances stay positive."""
+    import numpy as np
+    rng = np.random.default_rng(1)
+    for weight in model.weights:
+        values = np.asarray(weight.numpy())
+        if values.size == 0 or values.dtype.kind != "f" or not np.all(values == values.flat[0]):
+            continue
+        if "variance" in weight.name:
+            weight.assign((rng.random(values.shape) + 0.5).astype(values.dtype))
+        else:
+            weight.assign((values + 0.02 * rng.standard_normal(values.shape)).astype(values.dtype))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--folder", required=True, help="where the .onnx files go")
@@ -49,6 +68,7 @@ def main():
         keras.utils.set_random_seed(0)  # each model's weights the same whichever others are exported
         application, size = MODELS[name]
         model = getattr(keras.applications, application)(weights=None, input_shape=(size, size, 3))
+        vary_constant_weights(model)
         spec = (tf.TensorSpec((None, size, size, 3), tf.float32, name="input"),)
         function = tf.function(lambda x, model=model: model(x, training=False))
         path = os.path.join(args.folder, name + ".onnx")
