@@ -62,8 +62,8 @@ dropped once packed), so a timing of the input and four candidates of a large mo
 times its weights. Before each session after a request's first, the worker checks that the
 memory free (the kernel's MemAvailable, less where this process's cgroup limit or
 GRAPHSUB_WORKER_MEMORY_MB, a bound on this worker's resident memory, leaves less) is at least
-1.25 times the largest growth of its resident memory that one of the request's sessions caused,
-plus 256 MiB. When it is not, the sessions made are released and: where two or more had fitted,
+1.25 times the largest growth of its resident memory that one of the request's sessions caused
+(or a session of one of its model files in an earlier request), plus 256 MiB. When it is not, the sessions made are released and: where two or more had fitted,
 the request fails, saying how many fit ("3 sessions do not fit in the memory free: ..."), and
 graphsub times the candidates one by one against the input, in pairs; where only one fits, the
 request goes on one session at a time: every block makes, warms up and runs one model's session,
@@ -375,7 +375,7 @@ def time_models(request):
         return all(stable(s, request) for s in samples)
 
     block = 0
-    memory = {}
+    memory = {"session_bytes": max(LARGEST_SESSION.get(path, 0) for path in paths)}
     alone = None  # why the sessions are made one at a time, once they do not fit together
     while alone is None:
         created = time.perf_counter()
@@ -548,12 +548,20 @@ def fits_another(session_bytes):
     return free is None or free >= SESSION_MARGIN * session_bytes + SESSION_SPARE_BYTES, free
 
 
+# The largest resident growth a session of each model file caused in this worker: a request
+# starts from what its models took before. (A session made where an earlier one's memory was
+# freed but kept by the allocator grows the process less than it takes.)
+LARGEST_SESSION = {}
+
+
 def made_session(path, request, memory):
     """A session of `path`; `memory` (a dict) keeps the largest resident growth a session's
-    creation caused in this request ("session_bytes")."""
+    creation caused in this request ("session_bytes"), or earlier for one of its models."""
     before = rss_bytes()
     made = session(path, request)
-    memory["session_bytes"] = max(memory.get("session_bytes", 0), rss_bytes() - before)
+    grown = rss_bytes() - before
+    LARGEST_SESSION[path] = max(LARGEST_SESSION.get(path, 0), grown)
+    memory["session_bytes"] = max(memory.get("session_bytes", 0), grown)
     return made
 
 

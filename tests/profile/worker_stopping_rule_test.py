@@ -273,6 +273,13 @@ expect("one at a time: never two sessions alive", memory.most, 1)
 expect("one at a time: said so", answer.get("one_at_a_time"), {"session_bytes": GIB, "free_bytes": GIB})
 expect("one at a time: as many runs of each, paired", len(timed[0]) == len(timed[1]) >= 10, True)
 expect("one at a time: the candidate's ratio", float(np.median(np.array(timed[1]) / np.array(timed[0]))), 0.8)
+# A session that reuses memory an earlier one freed grows the process by nothing: the size its
+# model took before still counts.
+memory = memory_worker(FASTER, 2 * GIB)
+worker.rss_bytes = lambda: 0
+answer = worker.time_models(dict(THREE, models=["input", "fast"], sessions=1))
+expect("the size a model took before still counts", (memory.most, "one_at_a_time" in answer), (1, True))
+worker.LARGEST_SESSION.clear()
 worker.rss_bytes, worker.free_bytes = real_rss, real_free
 expect("the worker reads this machine's free memory", (worker.free_bytes() or 0) > 0, True)
 
