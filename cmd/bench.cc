@@ -8,7 +8,6 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-#include <spdlog/fmt/fmt.h>
 
 #include "cmd/commands.h"
 #include "cmd/options.h"
@@ -95,10 +94,7 @@ void print(const BenchOptions& options, const profile::OrtInfo& info, const std:
            const std::vector<pipeline::InputSizes>& sizes, const std::optional<profile::OneAtATime>& alone) {
   std::string order = timings.size() > 1 ? ", models alternated run by run" : "";
   if (alone) {
-    order = fmt::format(", one session at a time (a session took {:.2f} GiB; {:.2f} GiB were free beside it), "
-                        "models alternated block by block",
-                        static_cast<double>(alone->session_bytes) / (1 << 30),
-                        static_cast<double>(alone->free_bytes) / (1 << 30));
+    order = ", one session at a time (" + profile::describe(*alone) + "), models alternated block by block";
   }
   std::printf("onnxruntime %s on %s: %d intra-op thread(s)%s, graph optimization level %s; %d warm-up runs%s; "
               "%d block(s) of fresh sessions\n",

@@ -102,10 +102,9 @@ std::vector<Timing> OrtProfiler::time_models(const std::vector<Model>& models, c
     // Said once: every later timing of graphs this large goes the same way.
     if (one_at_a_time_++ == 0) {
       logger("profile")->warn(
-          "{} graphs of {:.2f} GiB sessions do not fit in memory side by side ({:.2f} GiB free beside one): "
-          "timing them one session at a time, in blocks of alternating order, instead of run by run",
-          models.size(), static_cast<double>(alone->session_bytes) / (1 << 30),
-          static_cast<double>(alone->free_bytes) / (1 << 30));
+          "{} graphs do not fit in memory side by side ({}): timing them one session at a time, in blocks of "
+          "alternating order, instead of run by run",
+          models.size(), describe(*alone));
     }
   }
   return timings;

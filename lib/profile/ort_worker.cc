@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/fmt/fmt.h>
 
 #include "ir/error.h"
 #include "ir/log.h"
@@ -89,6 +90,12 @@ std::string OrtWorker::request(const std::string& line, double timeout_s, int th
     last_failure_ = error.what();
     throw;
   }
+}
+
+std::string describe(const OneAtATime& alone) {
+  constexpr double kGiB = 1 << 30;
+  return fmt::format("a session took {:.2f} GiB; {:.2f} GiB were free beside it",
+                     static_cast<double>(alone.session_bytes) / kGiB, static_cast<double>(alone.free_bytes) / kGiB);
 }
 
 std::vector<Timing> OrtWorker::time_files(const std::vector<std::string>& paths, const OrtSettings& settings,

@@ -63,6 +63,10 @@ struct OneAtATime {
   int64_t free_bytes = 0;     ///< The memory free beside it when a second one was due.
 };
 
+/// "a session took 3.85 GiB; 3.12 GiB were free beside it": why, for bench's header and the
+/// measured target's warning.
+std::string describe(const OneAtATime& alone);
+
 /// The Python interpreter that runs the worker: $GRAPHSUB_PYTHON, else python3.
 std::string default_python();
 

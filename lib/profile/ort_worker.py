@@ -375,7 +375,7 @@ def time_models(request):
         return all(stable(s, request) for s in samples)
 
     block = 0
-    memory = {"session_bytes": max(LARGEST_SESSION.get(path, 0) for path in paths)}
+    memory = {"session_bytes": max((LARGEST_SESSION.get(path, 0) for path in paths), default=0)}
     alone = None  # why the sessions are made one at a time, once they do not fit together
     while alone is None:
         created = time.perf_counter()
