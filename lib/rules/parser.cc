@@ -135,6 +135,10 @@ class RuleParser {
     const std::string key = tokens.expect_ident("origin or proof");
     const std::string value = tokens.expect_ident("a value");
     if (key == "proof" && !tokens.at_end()) rule_.proof_axioms = axioms_hash(tokens.expression());
+    if (key == "origin" && value == "axiom" && !tokens.at_end()) {
+      if (tokens.expect_ident("'closed'") != "closed") fail("an axiom's origin may be followed only by 'closed'");
+      rule_.closed = true;
+    }
     tokens.expect_end();
     if (key == "origin") {
       const auto origin = from_name(value, {Origin::kHand, Origin::kGenerated, Origin::kTaso, Origin::kAxiom});

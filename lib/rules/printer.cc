@@ -37,7 +37,7 @@ std::string print_rule(const Rule& rule) {
   std::string text;
   for (const std::string& line : rule.comment) text += line.empty() ? "#\n" : "# " + line + "\n";
   text += "rule " + rule.name + "\n";
-  text += std::string("  origin ") + to_string(rule.origin) + "\n";
+  text += std::string("  origin ") + to_string(rule.origin) + (rule.closed ? " closed\n" : "\n");
   text += std::string("  proof ") + to_string(rule.proof);
   text += rule.proof_axioms.empty() ? "\n" : " \"" + rule.proof_axioms + "\"\n";
   text += "  source\n";

@@ -57,6 +57,10 @@ struct Rule {
   std::string name;
   std::vector<std::string> comment;  ///< Comment lines above the rule, without the leading "# ".
   Origin origin = Origin::kHand;
+  /// An axiom that joins a proof only where the rule itself applies every function of both its
+  /// sides (`origin axiom closed`): one whose terms, brought in by other axioms, would start a
+  /// matching loop with them (lib/verify/README.md, "Closed axioms").
+  bool closed = false;
   ProofStatus proof = ProofStatus::kUnverified;
   /// "sha256:<hex>" of the axioms file `proof` was found under (`verify-rules --write`); empty
   /// when none was recorded.

@@ -124,8 +124,14 @@ std::vector<std::size_t> relevant(const std::vector<AxiomLayout>& layouts, const
   // give values), so an axiom that asks for one (x + 0 -> x) cannot apply to a rule that says
   // none, and would only make Z3 branch on every sum whether its operand is zero.
   const bool goal_values = any_applies(goal.hypotheses, "value");
+  // A closed axiom joins only where the goal applies every function of both its sides, and
+  // brings nothing new; elsewhere it is skipped like a value-asking one.
+  const std::set<std::string> own = known;
   std::vector<bool> taken(layouts.size(), false);
-  for (std::size_t i = 0; i < layouts.size(); ++i) taken[i] = layouts[i].needs_values && !goal_values;
+  for (std::size_t i = 0; i < layouts.size(); ++i) {
+    const AxiomLayout& f = layouts[i];
+    taken[i] = (f.needs_values && !goal_values) || (f.closed && !(subset(f.before, own) && subset(f.after, own)));
+  }
   const std::vector<bool> skipped = taken;
   for (bool grew = true; grew;) {
     grew = false;
@@ -237,6 +243,7 @@ AxiomSet prepare_axioms(std::vector<rules::Rule> axioms, const InstanceOptions& 
         AxiomLayout layout = layout_of(equation);
         layout.axiom = a;
         layout.instance = i;
+        layout.closed = set.axioms[a].closed;
         set.layouts.push_back(std::move(layout));
       } catch (const NoSemantics&) {
         continue;  // An axiom the translation cannot state at this layout proves nothing there.

@@ -24,6 +24,7 @@ struct AxiomLayout {
   std::set<std::string> before;
   std::set<std::string> after;
   bool needs_values = false;  ///< Its conditions ask value(x), a tensor's constant value.
+  bool closed = false;        ///< A closed axiom (rules::Rule::closed): joins only on the goal's own functions.
 };
 
 /// The operator axioms and their small instances, made once for every rule's proof (each

@@ -1,7 +1,7 @@
 // The onnxruntime CPU target's layout forms (rules/layout.rules): applied wherever they match,
 // the graph computes what it did; they do not apply where the image's size is unknown or 1 x 1,
-// nor to a residual sum that something besides its layer normalization reads; and their proofs
-// are current.
+// nor to a residual sum that something besides its layer normalization reads, nor to a channel
+// affine map after a convolution; and their proofs are current.
 #include <catch2/catch.hpp>
 
 #include <optional>
@@ -62,7 +62,66 @@ ir::Graph residual_norms(bool shared) {
   return graph;
 }
 
+/// Pre-activation batch norms as Keras exports them, x * s + b per channel with s and b of
+/// [1, C, 1, 1], then Relu: after a Concat of x [N, 8, 5, 5] with itself (the Concat also read by
+/// the output, as a DenseNet's next block reads it), after an average pooling of that, and after a
+/// convolution (which onnxruntime folds them into, so no form applies there).
+ir::Graph pre_activation_norms() {
+  ir::Graph graph;
+  const ir::ValueId x = graph.add_input(
+      "x", ir::TensorType{ir::DataType::kFloat, ir::Shape{true, {ir::Dim::named("N"), ir::Dim::known(8), ir::Dim::known(5), ir::Dim::known(5)}}});
+  uint32_t seed = 10;
+  const auto affine_relu = [&](ir::ValueId in, int64_t channels) {
+    const ir::ValueId s = graph.add_weight("s" + std::to_string(seed), ir::share(testing::random_tensor({1, channels, 1, 1}, seed, 0.5f, 1.5f)));
+    const ir::ValueId b = graph.add_weight("b" + std::to_string(seed), ir::share(testing::random_tensor({1, channels, 1, 1}, seed + 1)));
+    seed += 2;
+    return output_of(graph, ir::OpKind::kRelu, {output_of(graph, ir::OpKind::kAdd, {output_of(graph, ir::OpKind::kMul, {in, s}), b})});
+  };
+  ir::Attributes axis;
+  axis.set("axis", int64_t{1});
+  const ir::ValueId c = graph.node(add_inferred(graph, ir::OpKind::kConcat, {x, x}, axis)).outputs[0];
+  const ir::ValueId after_concat = affine_relu(c, 16);
+  ir::Attributes pool;
+  pool.set("kernel_shape", std::vector<int64_t>{2, 2});
+  pool.set("strides", std::vector<int64_t>{2, 2});
+  const ir::ValueId p = graph.node(add_inferred(graph, ir::OpKind::kAveragePool, {after_concat}, pool)).outputs[0];
+  const ir::ValueId after_pool = affine_relu(p, 16);
+  const ir::ValueId w = graph.add_weight("w", ir::share(testing::random_tensor({16, 16, 1, 1}, 3)));
+  ir::Attributes conv;
+  conv.set("kernel_shape", std::vector<int64_t>{1, 1});
+  const ir::ValueId k = graph.node(add_inferred(graph, ir::OpKind::kConv, {after_pool, w}, conv)).outputs[0];
+  const ir::ValueId y = affine_relu(k, 16);
+  graph.set_name(c, "c");
+  graph.set_name(y, "y");
+  graph.set_outputs({y, c});
+  return graph;
+}
+
 }  // namespace
+
+TEST_CASE("a channel affine map after a Concat or an average pooling becomes a depthwise convolution",
+          "[pipeline]") {
+  const ir::Graph before = pre_activation_norms();
+  int applied = 0;
+  const std::optional<ir::Graph> after = pipeline::apply_everywhere(before, rules::shipped_layout_rules(), &applied);
+  REQUIRE(after);
+  CHECK(applied == 2);  // not after the convolution
+  CHECK(count_of(*after, ir::OpKind::kConv) == 3);
+  CHECK(count_of(*after, ir::OpKind::kMul) == 1);
+  CHECK(count_of(*after, ir::OpKind::kAdd) == 1);
+  int depthwise = 0;
+  for (ir::NodeId id : after->node_ids()) {
+    const ir::Node& node = after->node(id);
+    if (node.op == ir::OpKind::kConv && node.attrs.get_int("group", 1) == 16) ++depthwise;
+  }
+  CHECK(depthwise == 2);
+  CHECK(after->outputs().size() == 2);  // the Concat still reaches the output
+  runtime::CheckOptions check;
+  check.dims = {{"N", 2}};
+  const runtime::CheckReport report = runtime::check_equivalent(before, *after, check);
+  CHECK(report.passed());
+  CHECK(report.outputs.at(0).max_abs_error < 1e-5);
+}
 
 TEST_CASE("a residual sum read only by its layer normalization becomes a Sum", "[pipeline]") {
   const ir::Graph before = residual_norms(false);
@@ -119,7 +178,7 @@ TEST_CASE("the layout forms record proofs under the current axioms", "[pipeline]
   // --write` has recorded the proofs again.
   const std::string hash = verify::axioms_hash(rules::shipped_axiom_file().text);
   const std::vector<rules::Rule> layout = rules::shipped_layout_rules();
-  CHECK(layout.size() == 2);
+  CHECK(layout.size() == 4);
   for (const rules::Rule& rule : layout) {
     INFO(rule.name);
     CHECK(rule.proof == rules::ProofStatus::kProved);

@@ -127,6 +127,22 @@ TEST_CASE("origin and proof lines set the rule's status", "[rules]") {
   CHECK(rules[1].line == 11);
 }
 
+TEST_CASE("an axiom may be closed, and prints back so", "[rules]") {
+  const std::string text =
+      "rule a\n  origin axiom closed\n  proof unverified\n  source\n    y = Relu(x)\n  target\n  map y -> x\nend\n";
+  const std::vector<Rule> rules = parse_rules(text, "s.rules");
+  REQUIRE(rules.size() == 1);
+  CHECK(rules[0].origin == rules::Origin::kAxiom);
+  CHECK(rules[0].closed);
+  CHECK(rules::print_rule(rules[0]) == text);
+  CHECK_FALSE(parse_rules("rule a\n  origin axiom\n  source\n    y = Relu(x)\n  target\n  map y -> x\nend\n", "s.rules")
+                  .at(0)
+                  .closed);
+  CHECK_THROWS_WITH(parse_rules("rule a\n  origin axiom open\n  source\n    y = Relu(x)\n  target\n  map y -> x\nend\n", "s.rules"),
+                    Catch::Contains("may be followed only by 'closed'"));
+  CHECK_THROWS(parse_rules("rule a\n  origin hand closed\n  source\n    y = Relu(x)\n  target\n  map y -> x\nend\n", "s.rules"));
+}
+
 TEST_CASE("a comment separated from its rule by a blank line is not the rule's", "[rules]") {
   const std::vector<Rule> rules = parse_rules(
       "# file header\n\nrule r\n  source\n    y = Relu(x)\n  target\n  map y -> x\nend\n", "s.rules");
