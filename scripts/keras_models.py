@@ -30,6 +30,8 @@ MODELS = {
     "k_mobilenet_v3_small": ("MobileNetV3Small", 224),
     "k_efficientnet_v2_b0": ("EfficientNetV2B0", 224),
     "k_nasnet_mobile": ("NASNetMobile", 224),
+    "k_resnet50_v2": ("ResNet50V2", 224),
+    "k_densenet169": ("DenseNet169", 224),
 }
 
 

@@ -87,6 +87,7 @@ symbolic::SymbolicOp find_op(ir::OpKind kind) {
     case OpKind::kMatMul: return s::mat_mul;
     case OpKind::kGemm: return s::gemm;
     case OpKind::kAveragePool: return s::average_pool;
+    case OpKind::kMaxPool: return s::max_pool;
     case OpKind::kGlobalAveragePool: return s::global_average_pool;
     case OpKind::kBatchNormalization: return s::batch_normalization;
     case OpKind::kLayerNormalization: return s::layer_normalization;

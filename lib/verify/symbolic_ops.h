@@ -107,6 +107,8 @@ std::vector<SymTensor> mat_mul(const OpCall& call);
 std::vector<SymTensor> gemm(const OpCall& call);
 /// The window's sum times the exact 1/count the kernel divides by.
 std::vector<SymTensor> average_pool(const OpCall& call);
+/// MaxPool (no Indices output): the largest tap inside the input, exactly (nested ite).
+std::vector<SymTensor> max_pool(const OpCall& call);
 /// Each plane's sum times the exact 1/(plane size).
 std::vector<SymTensor> global_average_pool(const OpCall& call);
 /// (x - mean) · recip(sqrt(var + epsilon)) · scale + B per channel.

@@ -215,6 +215,26 @@ std::vector<SymTensor> average_pool(const OpCall& call) {
   })};
 }
 
+std::vector<SymTensor> max_pool(const OpCall& call) {
+  const SymTensor& x = call.input(0);
+  const std::vector<int64_t> dims = call.output_dims(0);
+  const ops::WindowScan scan(ops::SlidingWindow::from(call.node.attrs), spatial_of(x.dims), spatial_of(dims));
+  const std::vector<std::vector<ops::Tap>> taps = taps_by_position(scan);
+  return {generate(dims, [&](int64_t flat) {
+    const int64_t position = flat % scan.positions();
+    const int64_t image = flat / scan.positions() * scan.input_block();
+    const std::vector<ops::Tap>& window = taps[position];
+    // The kernel's max over the taps inside the input, in its order (padding never wins).
+    if (window.empty()) throw NoSemantics("a max-pooling window over padding only");
+    z3::expr best = x.elements[image + window[0].input];
+    for (std::size_t i = 1; i < window.size(); ++i) {
+      const z3::expr& tap = x.elements[image + window[i].input];
+      best = z3::ite(tap > best, tap, best);
+    }
+    return best;
+  })};
+}
+
 std::vector<SymTensor> global_average_pool(const OpCall& call) {
   const SymTensor& x = call.input(0);
   const int64_t block = ir::num_elements(spatial_of(x.dims));

@@ -64,8 +64,9 @@ ir::Graph residual_norms(bool shared) {
 
 /// Pre-activation batch norms as Keras exports them, x * s + b per channel with s and b of
 /// [1, C, 1, 1], then Relu: after a Concat of x [N, 8, 5, 5] with itself (the Concat also read by
-/// the output, as a DenseNet's next block reads it), after an average pooling of that, and after a
-/// convolution (which onnxruntime folds them into, so no form applies there).
+/// the output, as a DenseNet's next block reads it), after an average pooling of that, after a
+/// max pooling, after a residual sum, and after a convolution (which onnxruntime folds them into,
+/// so no form applies there).
 ir::Graph pre_activation_norms() {
   ir::Graph graph;
   const ir::ValueId x = graph.add_input(
@@ -86,10 +87,17 @@ ir::Graph pre_activation_norms() {
   pool.set("strides", std::vector<int64_t>{2, 2});
   const ir::ValueId p = graph.node(add_inferred(graph, ir::OpKind::kAveragePool, {after_concat}, pool)).outputs[0];
   const ir::ValueId after_pool = affine_relu(p, 16);
+  ir::Attributes max_pool;
+  max_pool.set("kernel_shape", std::vector<int64_t>{2, 2});
+  max_pool.set("pads", std::vector<int64_t>{0, 0, 1, 1});
+  const ir::ValueId q = graph.node(add_inferred(graph, ir::OpKind::kMaxPool, {after_pool}, max_pool)).outputs[0];
+  const ir::ValueId after_max = affine_relu(q, 16);
+  const ir::ValueId sum = output_of(graph, ir::OpKind::kAdd, {after_max, q});
+  const ir::ValueId after_sum = affine_relu(sum, 16);
   const ir::ValueId w = graph.add_weight("w", ir::share(testing::random_tensor({16, 16, 1, 1}, 3)));
   ir::Attributes conv;
   conv.set("kernel_shape", std::vector<int64_t>{1, 1});
-  const ir::ValueId k = graph.node(add_inferred(graph, ir::OpKind::kConv, {after_pool, w}, conv)).outputs[0];
+  const ir::ValueId k = graph.node(add_inferred(graph, ir::OpKind::kConv, {after_sum, w}, conv)).outputs[0];
   const ir::ValueId y = affine_relu(k, 16);
   graph.set_name(c, "c");
   graph.set_name(y, "y");
@@ -99,22 +107,22 @@ ir::Graph pre_activation_norms() {
 
 }  // namespace
 
-TEST_CASE("a channel affine map after a Concat or an average pooling becomes a depthwise convolution",
+TEST_CASE("a channel affine map after a Concat, a pooling or a sum becomes a depthwise convolution",
           "[pipeline]") {
   const ir::Graph before = pre_activation_norms();
   int applied = 0;
   const std::optional<ir::Graph> after = pipeline::apply_everywhere(before, rules::shipped_layout_rules(), &applied);
   REQUIRE(after);
-  CHECK(applied == 2);  // not after the convolution
-  CHECK(count_of(*after, ir::OpKind::kConv) == 3);
+  CHECK(applied == 4);  // not after the convolution
+  CHECK(count_of(*after, ir::OpKind::kConv) == 5);
   CHECK(count_of(*after, ir::OpKind::kMul) == 1);
-  CHECK(count_of(*after, ir::OpKind::kAdd) == 1);
+  CHECK(count_of(*after, ir::OpKind::kAdd) == 2);  // the residual sum and the map after the convolution
   int depthwise = 0;
   for (ir::NodeId id : after->node_ids()) {
     const ir::Node& node = after->node(id);
     if (node.op == ir::OpKind::kConv && node.attrs.get_int("group", 1) == 16) ++depthwise;
   }
-  CHECK(depthwise == 2);
+  CHECK(depthwise == 4);
   CHECK(after->outputs().size() == 2);  // the Concat still reaches the output
   runtime::CheckOptions check;
   check.dims = {{"N", 2}};
@@ -178,7 +186,7 @@ TEST_CASE("the layout forms record proofs under the current axioms", "[pipeline]
   // --write` has recorded the proofs again.
   const std::string hash = verify::axioms_hash(rules::shipped_axiom_file().text);
   const std::vector<rules::Rule> layout = rules::shipped_layout_rules();
-  CHECK(layout.size() == 4);
+  CHECK(layout.size() == 6);
   for (const rules::Rule& rule : layout) {
     INFO(rule.name);
     CHECK(rule.proof == rules::ProofStatus::kProved);
