@@ -32,6 +32,10 @@ MODELS = {
     "k_nasnet_mobile": ("NASNetMobile", 224),
     "k_resnet50_v2": ("ResNet50V2", 224),
     "k_densenet169": ("DenseNet169", 224),
+    "k_mobilenet": ("MobileNet", 224),
+    "k_inception_resnet_v2": ("InceptionResNetV2", 299),
+    "k_convnext_tiny": ("ConvNeXtTiny", 224),
+    "k_efficientnet_v2_s": ("EfficientNetV2S", 224),
 }
 
 

@@ -63,7 +63,7 @@ ir::Graph residual_norms(bool shared) {
 }
 
 /// Pre-activation batch norms as Keras exports them, x * s + b per channel with s and b of
-/// [1, C, 1, 1], then Relu: after a Concat of x [N, 8, 5, 5] with itself (the Concat also read by
+/// [1, C, 1, 1], then Relu: after a Concat of x [N, 8, 5, 5] and relu(x) (the Concat also read by
 /// the output, as a DenseNet's next block reads it), after an average pooling of that, after a
 /// max pooling, after a residual sum, and after a convolution (which onnxruntime folds them into,
 /// so no form applies there).
@@ -80,7 +80,8 @@ ir::Graph pre_activation_norms() {
   };
   ir::Attributes axis;
   axis.set("axis", int64_t{1});
-  const ir::ValueId c = graph.node(add_inferred(graph, ir::OpKind::kConcat, {x, x}, axis)).outputs[0];
+  const ir::ValueId c =
+      graph.node(add_inferred(graph, ir::OpKind::kConcat, {x, output_of(graph, ir::OpKind::kRelu, {x})}, axis)).outputs[0];
   const ir::ValueId after_concat = affine_relu(c, 16);
   ir::Attributes pool;
   pool.set("kernel_shape", std::vector<int64_t>{2, 2});
