@@ -34,7 +34,6 @@ MODELS = {
     "k_densenet169": ("DenseNet169", 224),
     "k_mobilenet": ("MobileNet", 224),
     "k_inception_resnet_v2": ("InceptionResNetV2", 299),
-    "k_convnext_tiny": ("ConvNeXtTiny", 224),
     "k_efficientnet_v2_s": ("EfficientNetV2S", 224),
 }
 

@@ -314,6 +314,13 @@ std::string propose_reduce(NodeDraw& draw) {
   return {};
 }
 
+/// Softmax: the data drawn and one of its axes.
+std::string propose_softmax(NodeDraw& draw) {
+  const Dims x = shape_input(draw, 0);
+  if (!pick_axis(draw, x.size())) return axis_error(x.size());
+  return {};
+}
+
 /// LayerNormalization: X drawn, an axis, and Scale and B of X's normalized dims.
 std::string propose_layer_norm(NodeDraw& draw) {
   pick(draw, "epsilon", one_of<float>(draw, {1e-5f, 1e-3f}));
@@ -679,6 +686,7 @@ const std::vector<OpDraw>& op_draws() {
       {ir::OpKind::kReduceMean, 1, 1, propose_reduce, no_ranks},
       {ir::OpKind::kGather, 2, 2, propose_gather, no_ranks},
       {ir::OpKind::kLayerNormalization, 2, 3, propose_layer_norm, no_ranks},
+      {ir::OpKind::kSoftmax, 1, 1, propose_softmax, same_rank},
       {ir::OpKind::kNeg, 1, 1, propose_unary, same_rank},
       {ir::OpKind::kAbs, 1, 1, propose_unary, same_rank},
       {ir::OpKind::kSqrt, 1, 1, propose_unary, same_rank},

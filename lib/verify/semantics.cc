@@ -93,6 +93,8 @@ symbolic::SymbolicOp find_op(ir::OpKind kind) {
     case OpKind::kLayerNormalization: return s::layer_normalization;
     case OpKind::kReduceSum: return s::reduce_sum;
     case OpKind::kReduceMean: return s::reduce_mean;
+    case OpKind::kReduceMax: return s::reduce_max;
+    case OpKind::kSoftmax: return s::softmax;
     case OpKind::kTranspose: return s::movement;
     case OpKind::kConcat: return s::movement;
     case OpKind::kSplit: return s::movement;

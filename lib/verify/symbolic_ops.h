@@ -118,6 +118,11 @@ std::vector<SymTensor> batch_normalization(const OpCall& call);
 std::vector<SymTensor> layer_normalization(const OpCall& call);
 /// The sum over `axes` (none when empty).
 std::vector<SymTensor> reduce_sum(const OpCall& call);
+/// ReduceMax: the largest element of each reduced slot, exactly (a chain of ite, as MaxPool's).
+std::vector<SymTensor> reduce_max(const OpCall& call);
+/// Softmax along its axis: exp(x - max) times the reciprocal of their sum, exp and the
+/// reciprocal uninterpreted, the max exact, as the kernel computes it.
+std::vector<SymTensor> softmax(const OpCall& call);
 /// That sum times the exact 1/count.
 std::vector<SymTensor> reduce_mean(const OpCall& call);
 

@@ -130,9 +130,9 @@ z3::expr gemm_product(const OpCall& call, int64_t k, int64_t i, int64_t j) {
   return sum_of(call.semantics.context(), terms);
 }
 
-/// The sums of input 0 over the node's `axes` (none reduced when empty), one per output
-/// element, and how many elements each sums.
-std::pair<SymTensor, int64_t> reduce(const OpCall& call) {
+/// The elements of input 0 that each output element of a reduction over the node's `axes`
+/// (none reduced when empty) reads, in the input's order.
+std::vector<z3::expr_vector> reduced_slots(const OpCall& call) {
   const SymTensor& x = call.input(0);
   std::vector<int64_t> kept = x.dims;
   for (int64_t axis : call.node.attrs.get_ints("axes", {})) kept.at(axis) = 1;
@@ -142,9 +142,25 @@ std::pair<SymTensor, int64_t> reduce(const OpCall& call) {
   for (int64_t i = 0; i < x.size(); ++i) {
     slots[ops::strided_offset(i, x.dims, strides)].push_back(x.elements[i]);
   }
+  return slots;
+}
+
+/// The sums of input 0 over the node's `axes`, one per output element, and how many elements
+/// each sums.
+std::pair<SymTensor, int64_t> reduce(const OpCall& call) {
+  const std::vector<z3::expr_vector> slots = reduced_slots(call);
   SymTensor out{call.output_dims(0), {}};
   for (const z3::expr_vector& slot : slots) out.elements.push_back(sum_of(call.semantics.context(), slot));
-  return {out, x.size() / std::max<int64_t>(ir::num_elements(kept), 1)};
+  const int64_t outputs = std::max<int64_t>(static_cast<int64_t>(slots.size()), 1);
+  return {out, call.input(0).size() / outputs};
+}
+
+/// The largest of `values` (not empty), exactly: a chain of ite in their order, as the kernels
+/// compare them.
+z3::expr largest_of(const z3::expr_vector& values) {
+  z3::expr best = values[0];
+  for (unsigned i = 1; i < values.size(); ++i) best = z3::ite(values[i] > best, values[i], best);
+  return best;
 }
 
 }  // namespace
@@ -223,15 +239,11 @@ std::vector<SymTensor> max_pool(const OpCall& call) {
   return {generate(dims, [&](int64_t flat) {
     const int64_t position = flat % scan.positions();
     const int64_t image = flat / scan.positions() * scan.input_block();
-    const std::vector<ops::Tap>& window = taps[position];
     // The kernel's max over the taps inside the input, in its order (padding never wins).
-    if (window.empty()) throw NoSemantics("a max-pooling window over padding only");
-    z3::expr best = x.elements[image + window[0].input];
-    for (std::size_t i = 1; i < window.size(); ++i) {
-      const z3::expr& tap = x.elements[image + window[i].input];
-      best = z3::ite(tap > best, tap, best);
-    }
-    return best;
+    if (taps[position].empty()) throw NoSemantics("a max-pooling window over padding only");
+    z3::expr_vector window(call.semantics.context());
+    for (const ops::Tap& tap : taps[position]) window.push_back(x.elements[image + tap.input]);
+    return largest_of(window);
   })};
 }
 
@@ -311,6 +323,40 @@ std::vector<SymTensor> layer_normalization(const OpCall& call) {
 }
 
 std::vector<SymTensor> reduce_sum(const OpCall& call) { return {reduce(call).first}; }
+
+std::vector<SymTensor> reduce_max(const OpCall& call) {
+  SymTensor out{call.output_dims(0), {}};
+  for (const z3::expr_vector& slot : reduced_slots(call)) {
+    if (slot.empty()) throw NoSemantics("ReduceMax over no elements");
+    out.elements.push_back(largest_of(slot));
+  }
+  return {out};
+}
+
+std::vector<SymTensor> softmax(const OpCall& call) {
+  const SymTensor& x = call.input(0);
+  const auto rank = static_cast<int64_t>(x.dims.size());
+  int64_t axis = call.node.attrs.get_int("axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) throw NoSemantics("Softmax's axis is out of range");
+  const int64_t count = x.dims[static_cast<std::size_t>(axis)];
+  const int64_t inner = ir::num_elements(std::vector<int64_t>(x.dims.begin() + axis + 1, x.dims.end()));
+  if (count == 0) return {x};
+  // Each line of `count` values `inner` apart: exp(x - max) / the sum of those, as the kernel.
+  SymTensor out{x.dims, std::vector<z3::expr>(x.elements)};
+  z3::context& context = call.semantics.context();
+  for (int64_t start = 0; start < x.size(); ++start) {
+    if (start / inner % count != 0) continue;  // not the first element of a line
+    z3::expr_vector line(context);
+    for (int64_t i = 0; i < count; ++i) line.push_back(x.elements[start + i * inner]);
+    const z3::expr largest = largest_of(line);
+    z3::expr_vector exps(context);
+    for (const z3::expr& value : line) exps.push_back(call.semantics.apply("exp", value - largest));
+    const z3::expr inverse = reciprocal(call.semantics, sum_of(context, exps));
+    for (unsigned i = 0; i < exps.size(); ++i) out.elements[start + i * inner] = exps[i] * inverse;
+  }
+  return {out};
+}
 
 std::vector<SymTensor> reduce_mean(const OpCall& call) {
   auto [sums, count] = reduce(call);

@@ -525,6 +525,24 @@ std::vector<Case> arithmetic_cases() {
   return cases;
 }
 
+std::vector<Case> softmax_cases() {
+  return {
+      {"softmax-as-reductions", "softmax of x [2, 4, 3] along axis 1",
+       [] {
+         Builder g;
+         return g.finish({g.op(OpKind::kSoftmax, {g.input({2, 4, 3})}, attributes({{"axis", int64_t{1}}}))});
+       },
+       1, 5},
+      {"softmax-as-reductions", "YOLOv8's box distributions, [1, 16, 4, 6] along axis 1 after a transpose",
+       [] {
+         Builder g;
+         const ValueId t = g.op(OpKind::kTranspose, {g.input({1, 4, 16, 6})}, perm({0, 2, 1, 3}));
+         return g.finish({g.op(OpKind::kSoftmax, {t}, attributes({{"axis", int64_t{1}}}))});
+       },
+       1, 6},
+  };
+}
+
 std::vector<Case> scalar_cases() {
   return {
       {"fold-scalar-muls", "x [2, 3] * s [] * t [1, 1]",
@@ -748,10 +766,14 @@ TEST_CASE("algebra: the identity eliminations keep what the graph computes", "[r
   check_cases(identity_cases());
 }
 
+TEST_CASE("algebra: a softmax written as its reductions keeps what the graph computes", "[rules]") {
+  check_cases(softmax_cases());
+}
+
 TEST_CASE("algebra: every rule has a numeric case", "[rules]") {
   std::set<std::string> tested;
   for (const auto& cases : {concat_split_cases(), concat_commuting_cases(), transpose_cases(),
-                            arithmetic_cases(), scalar_cases(), identity_cases()}) {
+                            arithmetic_cases(), scalar_cases(), identity_cases(), softmax_cases()}) {
     for (const Case& c : cases) tested.insert(c.rule);
   }
   std::set<std::string> shipped;
@@ -904,6 +926,11 @@ TEST_CASE("algebra: the rules refuse where they would not be exact", "[rules]") 
     const std::vector<ValueId> out = g.node(OpKind::kDropout, {g.input({2, 3})}, {}, 2);
     no_match(g.finish(out), "eliminate-dropout");
   }
+  SECTION("a softmax along the last axis, as attention's") {
+    Builder g;
+    no_match(g.finish({g.op(OpKind::kSoftmax, {g.input({2, 4, 3})}, attributes({{"axis", int64_t{-1}}}))}),
+             "softmax-as-reductions");
+  }
 }
 
 TEST_CASE("algebra: wrong variants of the rules fail the same check", "[rules]") {
@@ -1030,7 +1057,7 @@ TEST_CASE("algebra: the search folds a scale after a projection with bias into i
 
 TEST_CASE("algebra: the rules survive a print/parse round trip", "[rules]") {
   const std::vector<rules::Rule>& rules = algebra_rules();
-  CHECK(rules.size() == 60);
+  CHECK(rules.size() == 61);
   CHECK(rules::parse_rules(rules::print_rules(rules), "again.rules") == rules);
 }
 

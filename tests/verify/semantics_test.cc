@@ -366,6 +366,7 @@ TEST_CASE("pools and reductions match the reference kernels", "[verify]") {
       const ir::Attributes attrs = attrs_of({{"axes", axes}, {"keepdims", keepdims}});
       check_matches_kernel(ir::OpKind::kReduceSum, attrs, {x});
       check_matches_kernel(ir::OpKind::kReduceMean, attrs, {x});
+      check_matches_kernel(ir::OpKind::kReduceMax, attrs, {x});
     }
   }
   const ir::Attributes noop =
@@ -509,7 +510,7 @@ TEST_CASE("ops without semantics throw NoSemantics, and covers says which have t
   Semantics semantics;
   const SymTensor x = semantics.variables("x", {2, 3});
   for (ir::OpKind op :
-       {ir::OpKind::kSoftmax, ir::OpKind::kPRelu, ir::OpKind::kGlobalMaxPool, ir::OpKind::kOpaque}) {
+       {ir::OpKind::kReduceMin, ir::OpKind::kPRelu, ir::OpKind::kGlobalMaxPool, ir::OpKind::kOpaque}) {
     CHECK_FALSE(Semantics::covers(op));
     CHECK_THROWS_AS(semantics.run(node_of(op, {}), {&x}, {testing::float_type({2, 3})}), NoSemantics);
   }
@@ -570,6 +571,25 @@ TEST_CASE("an average pool counting pads is a depthwise conv with ConstPool", "[
   const ir::Attributes conv = testing::conv_attributes({3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 2, "none");
   CHECK(provably_equal(semantics, run1(semantics, ir::OpKind::kAveragePool, pool, {&x}),
                        run1(semantics, ir::OpKind::kConv, conv, {&x, &w})));
+}
+
+TEST_CASE("softmax is exp(x - max) over the sum of those, along any axis", "[verify]") {
+  Semantics semantics;
+  const SymTensor x = semantics.variables("x", {2, 3, 2});
+  for (int64_t axis : {0, 1, 2}) {
+    INFO("axis " << axis);
+    const ir::Attributes reduce = attrs_of({{"axes", Ints{axis}}, {"keepdims", int64_t{1}}});
+    const SymTensor largest = run1(semantics, ir::OpKind::kReduceMax, reduce, {&x});
+    const SymTensor shifted = run1(semantics, ir::OpKind::kSub, {}, {&x, &largest});
+    const SymTensor exps = run1(semantics, ir::OpKind::kExp, {}, {&shifted});
+    const SymTensor sums = run1(semantics, ir::OpKind::kReduceSum, reduce, {&exps});
+    const SymTensor softmax = run1(semantics, ir::OpKind::kSoftmax, attrs_of({{"axis", axis}}), {&x});
+    CHECK(provably_equal(semantics, softmax, run1(semantics, ir::OpKind::kDiv, {}, {&exps, &sums})));
+    // Without the max taken off, exp (uninterpreted) of other arguments: not provably equal.
+    const SymTensor raw = run1(semantics, ir::OpKind::kExp, {}, {&x});
+    const SymTensor raw_sums = run1(semantics, ir::OpKind::kReduceSum, reduce, {&raw});
+    CHECK_FALSE(provably_equal(semantics, softmax, run1(semantics, ir::OpKind::kDiv, {}, {&raw, &raw_sums})));
+  }
 }
 
 TEST_CASE("relu does not distribute over addition", "[verify]") {
