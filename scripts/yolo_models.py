@@ -25,6 +25,8 @@ import tempfile
 MODELS = {
     "yolov8n": "yolov8n.yaml",
     "yolo11n": "yolo11n.yaml",
+    "yolov8s": "yolov8s.yaml",
+    "yolov8n_seg": "yolov8n-seg.yaml",
 }
 
 
