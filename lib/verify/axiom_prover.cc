@@ -130,7 +130,8 @@ std::vector<std::size_t> relevant(const std::vector<AxiomLayout>& layouts, const
   std::vector<bool> taken(layouts.size(), false);
   for (std::size_t i = 0; i < layouts.size(); ++i) {
     const AxiomLayout& f = layouts[i];
-    taken[i] = (f.needs_values && !goal_values) || (f.closed && !(subset(f.before, own) && subset(f.after, own)));
+    const bool closed_out = f.closed && !(subset(f.before, own) && subset(f.after, own));
+    taken[i] = (f.needs_values && !goal_values) || closed_out;
   }
   const std::vector<bool> skipped = taken;
   for (bool grew = true; grew;) {

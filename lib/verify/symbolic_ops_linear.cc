@@ -340,20 +340,24 @@ std::vector<SymTensor> softmax(const OpCall& call) {
   if (axis < 0) axis += rank;
   if (axis < 0 || axis >= rank) throw NoSemantics("Softmax's axis is out of range");
   const int64_t count = x.dims[static_cast<std::size_t>(axis)];
-  const int64_t inner = ir::num_elements(std::vector<int64_t>(x.dims.begin() + axis + 1, x.dims.end()));
   if (count == 0) return {x};
-  // Each line of `count` values `inner` apart: exp(x - max) / the sum of those, as the kernel.
+  const int64_t outer = ir::num_elements(std::vector<int64_t>(x.dims.begin(), x.dims.begin() + axis));
+  const int64_t inner = ir::num_elements(std::vector<int64_t>(x.dims.begin() + axis + 1, x.dims.end()));
+  // The input as [outer, count, inner], as the kernel sees it: each line of `count` values
+  // `inner` apart becomes exp(x - max) over the sum of those.
   SymTensor out{x.dims, std::vector<z3::expr>(x.elements)};
   z3::context& context = call.semantics.context();
-  for (int64_t start = 0; start < x.size(); ++start) {
-    if (start / inner % count != 0) continue;  // not the first element of a line
-    z3::expr_vector line(context);
-    for (int64_t i = 0; i < count; ++i) line.push_back(x.elements[start + i * inner]);
-    const z3::expr largest = largest_of(line);
-    z3::expr_vector exps(context);
-    for (const z3::expr& value : line) exps.push_back(call.semantics.apply("exp", value - largest));
-    const z3::expr inverse = reciprocal(call.semantics, sum_of(context, exps));
-    for (unsigned i = 0; i < exps.size(); ++i) out.elements[start + i * inner] = exps[i] * inverse;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const int64_t start = o * count * inner + i;
+      z3::expr_vector line(context);
+      for (int64_t k = 0; k < count; ++k) line.push_back(x.elements[start + k * inner]);
+      const z3::expr largest = largest_of(line);
+      z3::expr_vector exps(context);
+      for (const z3::expr& value : line) exps.push_back(call.semantics.apply("exp", value - largest));
+      const z3::expr inverse = reciprocal(call.semantics, sum_of(context, exps));
+      for (unsigned k = 0; k < exps.size(); ++k) out.elements[start + k * inner] = exps[k] * inverse;
+    }
   }
   return {out};
 }

@@ -23,6 +23,21 @@ ir::ValueId output_of(ir::Graph& graph, ir::OpKind op, const std::vector<ir::Val
   return graph.node(add_inferred(graph, op, inputs)).outputs[0];
 }
 
+/// An image input "x" of [N, channels, height, width], N symbolic.
+ir::ValueId image_input(ir::Graph& graph, int64_t channels, int64_t height, int64_t width) {
+  return graph.add_input(
+      "x", ir::TensorType{ir::DataType::kFloat, ir::Shape{true,
+                                                          {ir::Dim::named("N"), ir::Dim::known(channels),
+                                                           ir::Dim::known(height), ir::Dim::known(width)}}});
+}
+
+/// The reference executor's comparison of `before` and `after` at N = 2.
+runtime::CheckReport checked(const ir::Graph& before, const ir::Graph& after) {
+  runtime::CheckOptions check;
+  check.dims = {{"N", 2}};
+  return runtime::check_equivalent(before, after, check);
+}
+
 /// Two squeeze-and-excitation scalings of x [N, 8, h, w], N symbolic: sigmoid(mean(x)) * x (the
 /// scale first, as torchvision writes it) and then x2 * scale (the scale second).
 ir::Graph squeeze_excitation(ir::Dim h, ir::Dim w) {
@@ -69,19 +84,22 @@ ir::Graph residual_norms(bool shared) {
 /// so no form applies there).
 ir::Graph pre_activation_norms() {
   ir::Graph graph;
-  const ir::ValueId x = graph.add_input(
-      "x", ir::TensorType{ir::DataType::kFloat, ir::Shape{true, {ir::Dim::named("N"), ir::Dim::known(8), ir::Dim::known(5), ir::Dim::known(5)}}});
+  const ir::ValueId x = image_input(graph, 8, 5, 5);
   uint32_t seed = 10;
   const auto affine_relu = [&](ir::ValueId in, int64_t channels) {
-    const ir::ValueId s = graph.add_weight("s" + std::to_string(seed), ir::share(testing::random_tensor({1, channels, 1, 1}, seed, 0.5f, 1.5f)));
-    const ir::ValueId b = graph.add_weight("b" + std::to_string(seed), ir::share(testing::random_tensor({1, channels, 1, 1}, seed + 1)));
+    const ir::ValueId s = graph.add_weight("s" + std::to_string(seed),
+                                           ir::share(testing::random_tensor({1, channels, 1, 1}, seed, 0.5f, 1.5f)));
+    const ir::ValueId b =
+        graph.add_weight("b" + std::to_string(seed), ir::share(testing::random_tensor({1, channels, 1, 1}, seed + 1)));
     seed += 2;
-    return output_of(graph, ir::OpKind::kRelu, {output_of(graph, ir::OpKind::kAdd, {output_of(graph, ir::OpKind::kMul, {in, s}), b})});
+    return output_of(graph, ir::OpKind::kRelu,
+                     {output_of(graph, ir::OpKind::kAdd, {output_of(graph, ir::OpKind::kMul, {in, s}), b})});
   };
   ir::Attributes axis;
   axis.set("axis", int64_t{1});
   const ir::ValueId c =
-      graph.node(add_inferred(graph, ir::OpKind::kConcat, {x, output_of(graph, ir::OpKind::kRelu, {x})}, axis)).outputs[0];
+      graph.node(add_inferred(graph, ir::OpKind::kConcat, {x, output_of(graph, ir::OpKind::kRelu, {x})}, axis))
+          .outputs[0];
   const ir::ValueId after_concat = affine_relu(c, 16);
   ir::Attributes pool;
   pool.set("kernel_shape", std::vector<int64_t>{2, 2});
@@ -111,13 +129,17 @@ ir::Graph pre_activation_norms() {
 /// `shared`, the concatenation is also an output.
 ir::Graph c2f_block(bool shared) {
   ir::Graph graph;
-  const ir::ValueId x = graph.add_input(
-      "x", ir::TensorType{ir::DataType::kFloat, ir::Shape{true, {ir::Dim::named("N"), ir::Dim::known(8), ir::Dim::known(6), ir::Dim::known(6)}}});
+  const ir::ValueId x = image_input(graph, 8, 6, 6);
   const auto conv = [&](ir::ValueId in, int64_t out, int64_t k, uint32_t seed, bool bias) {
     const int64_t channels = graph.value(in).type.shape.dims[1].value;
-    std::vector<ir::ValueId> inputs = {in, graph.add_weight("w" + std::to_string(seed), ir::share(testing::random_tensor({out, channels, k, k}, seed)))};
-    if (bias) inputs.push_back(graph.add_weight("b" + std::to_string(seed), ir::share(testing::random_tensor({out}, seed + 1))));
-    const ir::Attributes attrs = testing::conv_attributes({k, k}, {1, 1}, {k / 2, k / 2, k / 2, k / 2}, {1, 1}, 1, "none");
+    std::vector<ir::ValueId> inputs = {
+        in,
+        graph.add_weight("w" + std::to_string(seed), ir::share(testing::random_tensor({out, channels, k, k}, seed)))};
+    if (bias) {
+      inputs.push_back(graph.add_weight("b" + std::to_string(seed), ir::share(testing::random_tensor({out}, seed + 1))));
+    }
+    const ir::Attributes attrs =
+        testing::conv_attributes({k, k}, {1, 1}, {k / 2, k / 2, k / 2, k / 2}, {1, 1}, 1, "none");
     return graph.node(add_inferred(graph, ir::OpKind::kConv, inputs, attrs)).outputs[0];
   };
   ir::Attributes halves;
@@ -149,9 +171,7 @@ TEST_CASE("a split SiLU becomes two convolutions, a convolution of a concatenati
   CHECK(count_of(*after, ir::OpKind::kConv) == 6);
   CHECK(count_of(*after, ir::OpKind::kSigmoid) == 2);
   CHECK(count_of(*after, ir::OpKind::kAdd) == 2);
-  runtime::CheckOptions check;
-  check.dims = {{"N", 2}};
-  const runtime::CheckReport report = runtime::check_equivalent(before, *after, check);
+  const runtime::CheckReport report = checked(before, *after);
   CHECK(report.passed());
   CHECK(report.outputs.at(0).max_abs_error < 1e-4);
   // A concatenation that is read elsewhere too stays, and so does its convolution.
@@ -176,9 +196,7 @@ TEST_CASE("a channel affine map after a Concat, a pooling or a sum becomes a dep
   }
   CHECK(depthwise == 4);
   CHECK(after->outputs().size() == 2);  // the Concat still reaches the output
-  runtime::CheckOptions check;
-  check.dims = {{"N", 2}};
-  const runtime::CheckReport report = runtime::check_equivalent(before, *after, check);
+  const runtime::CheckReport report = checked(before, *after);
   CHECK(report.passed());
   CHECK(report.outputs.at(0).max_abs_error < 1e-5);
 }
@@ -192,9 +210,7 @@ TEST_CASE("a residual sum read only by its layer normalization becomes a Sum", "
   CHECK(count_of(*after, ir::OpKind::kSum) == 2);
   CHECK(count_of(*after, ir::OpKind::kAdd) == 0);
   CHECK(count_of(*after, ir::OpKind::kLayerNormalization) == 2);
-  runtime::CheckOptions check;
-  check.dims = {{"N", 2}};
-  const runtime::CheckReport report = runtime::check_equivalent(before, *after, check);
+  const runtime::CheckReport report = checked(before, *after);
   CHECK(report.passed());
   CHECK(report.outputs.at(0).max_abs_error == 0);  // the same IEEE additions
   // Where the output reads the second sum too, only the first becomes a Sum.
@@ -219,9 +235,7 @@ TEST_CASE("a channel scale becomes a nearest resize wherever it multiplies an im
     CHECK(ir::to_string(after->value(after->node(id).outputs[0]).type.shape) == "[N,8,5,6]");
   }
   CHECK(after->value(after->outputs()[0]).type == before.value(before.outputs()[0]).type);
-  runtime::CheckOptions check;
-  check.dims = {{"N", 2}};
-  CHECK(runtime::check_equivalent(before, *after, check).passed());
+  CHECK(checked(before, *after).passed());
 }
 
 TEST_CASE("no layout form where the image is 1 x 1 or its size is unknown", "[pipeline]") {
