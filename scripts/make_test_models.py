@@ -292,6 +292,29 @@ def squeeze_excitation_transposed():
          "squeeze_excitation_transposed.onnx")
 
 
+def c2f_block():
+    """YOLOv8's C2f block, small: a 1x1 convolution's SiLU split in halves, the second half through
+    a 3x3 convolution and its SiLU, the three concatenated and read by a 1x1 convolution, batch
+    N. Two kinds of onnxruntime's layout forms (rules/layout.rules) apply: the split SiLU as two
+    convolutions, the concatenation before a convolution as a sum of convolutions."""
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c"], name="cv1", kernel_shape=[1, 1]),
+             helper.make_node("Sigmoid", ["c"], ["s"], name="cv1_sigmoid"),
+             helper.make_node("Mul", ["c", "s"], ["m"], name="cv1_silu"),
+             helper.make_node("Split", ["m", "halves"], ["p", "q"], name="split", axis=1),
+             helper.make_node("Conv", ["q", "w2", "b2"], ["r"], name="m0", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Sigmoid", ["r"], ["rs"], name="m0_sigmoid"),
+             helper.make_node("Mul", ["r", "rs"], ["rm"], name="m0_silu"),
+             helper.make_node("Concat", ["p", "q", "rm"], ["cat"], name="concat", axis=1),
+             helper.make_node("Conv", ["cat", "w3", "b3"], ["y"], name="cv2", kernel_shape=[1, 1])]
+    graph = helper.make_graph(
+        nodes, "c2f_block", [tensor_info("x", ["N", 8, 16, 16])], [tensor_info("y", ["N", 16, 16, 16])],
+        initializer=[weight("w1", [16, 8, 1, 1], 50), weight("b1", [16], 51),
+                     numpy_helper.from_array(np.array([8, 8], dtype=np.int64), "halves"),
+                     weight("w2", [8, 8, 3, 3], 52), weight("b2", [8], 53),
+                     weight("w3", [16, 24, 1, 1], 54), weight("b3", [16], 55)])
+    save(model_of(graph), "c2f_block.onnx")
+
+
 def class_token_head():
     """A transformer's last layer and a classifier reading its first token (ViT's class token):
     x [N, 5, 8] through a layer norm, an MLP with an erf GELU and the residual, a layer norm, then
@@ -692,7 +715,7 @@ def main():
                   typed_tensors, channel_shuffle, shuffle_unit,
                   shuffle_stage_end, packed_attention, shifted_windows, conv_relu, squeeze_excitation, squeeze_excitation_transposed,
                   class_token_head, window_attention, data_shaped_rows, traced_size, near_ties, hard_swish_blocks,
-                  grouped_query_attention):
+                  grouped_query_attention, c2f_block):
         build()
     return 0
 

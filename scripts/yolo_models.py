@@ -13,7 +13,10 @@ graphsub's tests use, e.g.
 Each model is built from its configuration (`YOLO("yolov8n.yaml")`: no weights downloaded),
 seeded, its batch norms varied as a trained model's are (random initialization leaves them at
 scale one, shift and mean zero, variance one), and exported at 640 x 640, batch 1, opset 17,
-without onnxslim, as the exporter writes it.
+without onnxslim, as the exporter writes it. `--simplify` runs onnxslim as `model.export` does
+by default (it needs `pip install onnxslim`), and names the files `<model>_slim.onnx`;
+`--dynamic` exports a symbolic batch and image size (`<model>_dynamic.onnx`), for which graphsub
+needs the sizes to measure at (`--dim batch=1 --dim height=640 --dim width=640`).
 """
 import argparse
 import os
@@ -27,6 +30,16 @@ MODELS = {
     "yolo11n": "yolo11n.yaml",
     "yolov8s": "yolov8s.yaml",
     "yolov8n_seg": "yolov8n-seg.yaml",
+    "yolov5n": "yolov5n.yaml",
+    "yolov9t": "yolov9t.yaml",
+    "yolov10n": "yolov10n.yaml",
+    "yolo12n": "yolo12n.yaml",
+    "yolo26n": "yolo26n.yaml",
+    "yolo11n_pose": "yolo11n-pose.yaml",
+    "yolo11n_obb": "yolo11n-obb.yaml",
+    "yolo11n_cls": "yolo11n-cls.yaml",
+    "yolov6n": "yolov6n.yaml",
+    "rtdetr_l": "rtdetr-l.yaml",
 }
 
 
@@ -46,10 +59,12 @@ def main():
     parser.add_argument("--folder", required=True, help="where the .onnx files go")
     parser.add_argument("--models", nargs="*", choices=sorted(MODELS), help="default: all")
     parser.add_argument("--size", type=int, default=640, help="image size")
+    parser.add_argument("--simplify", action="store_true", help="run onnxslim, as the exporter does by default")
+    parser.add_argument("--dynamic", action="store_true", help="a symbolic batch and image size")
     args = parser.parse_args()
 
     import torch
-    from ultralytics import YOLO
+    from ultralytics import RTDETR, YOLO
 
     os.makedirs(args.folder, exist_ok=True)
     for name in args.models or MODELS:
@@ -60,12 +75,15 @@ def main():
             previous = os.getcwd()
             os.chdir(work)
             try:
-                model = YOLO(MODELS[name])
+                # RT-DETR has a class of its own; YOLO() refuses its configuration.
+                model = (RTDETR if name.startswith("rtdetr") else YOLO)(MODELS[name])
                 vary_batch_norms(model.model, torch)
-                written = model.export(format="onnx", opset=17, imgsz=args.size, simplify=False, dynamic=False)
+                written = model.export(format="onnx", opset=17, imgsz=args.size, simplify=args.simplify,
+                                       dynamic=args.dynamic)
             finally:
                 os.chdir(previous)
-            path = os.path.join(args.folder, name + ".onnx")
+            suffix = ("_slim" if args.simplify else "") + ("_dynamic" if args.dynamic else "")
+            path = os.path.join(args.folder, name + suffix + ".onnx")
             shutil.move(os.path.join(work, written), path)
         print("wrote", path, flush=True)
     return 0

@@ -1,6 +1,8 @@
 // Applying a rule set wherever it matches.
 #include "pipeline/layout_forms.h"
 
+#include <algorithm>
+
 #include "ir/log.h"
 #include "rewrite/matcher.h"
 #include "rewrite/rewriter.h"
@@ -31,6 +33,26 @@ std::optional<ir::Graph> apply_everywhere(const ir::Graph& graph, const std::vec
   }
   if (applied) *applied = count;
   return current;
+}
+
+std::vector<FormsOfKind> apply_each_kind(const ir::Graph& graph, const std::vector<rules::Rule>& rules) {
+  std::vector<std::string> kinds;
+  for (const rules::Rule& rule : rules) {
+    const std::string& kind = rule.kind.empty() ? rule.name : rule.kind;
+    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
+  }
+  std::vector<FormsOfKind> formed;
+  for (const std::string& kind : kinds) {
+    std::vector<rules::Rule> of_kind;
+    for (const rules::Rule& rule : rules) {
+      if ((rule.kind.empty() ? rule.name : rule.kind) == kind) of_kind.push_back(rule);
+    }
+    int applied = 0;
+    if (std::optional<ir::Graph> graph_of_kind = apply_everywhere(graph, of_kind, &applied)) {
+      formed.push_back({kind, std::move(*graph_of_kind), applied});
+    }
+  }
+  return formed;
 }
 
 }  // namespace graphsub::pipeline

@@ -826,6 +826,9 @@ class Run {
   /// `chosen` wherever they match, kept when the whole graph then measures faster than `chosen`;
   /// else `chosen`. The search never picks them: each costs more as a single operator, and what
   /// it saves (the runtime keeping a blocked layout across it) only shows in the whole graph.
+  /// Where forms of several kinds match, each kind alone is timed too, in one request with the
+  /// forms all together, and the fastest of those kept is written (layout_forms.h,
+  /// apply_each_kind).
   const ir::Graph& with_layout_forms(const ir::Graph& chosen, Measurer& measurer, Json& written) {
     int applied = 0;
     const bool result = &chosen == &optimized_.search.best || &chosen == &without_value_info_;
@@ -836,23 +839,65 @@ class Run {
     if (result) applied = result_forms_applied_;
     if (!formed) return chosen;
     timer_.start();
-    const GuardVerdict verdict = guard(chosen, *formed, measurer, request_.guard,
-                                       {"the graph with the layout forms", "the graph without them"},
-                                       &chosen == &original_ ? request_.input : std::string{});
+    const std::string input_file = &chosen == &original_ ? request_.input : std::string{};
+    // Each kind alone, on the graph the forms above were applied to (the result with its
+    // value_info where `chosen` is the result without).
+    std::vector<FormsOfKind> kinds = apply_each_kind(result ? optimized_.search.best : chosen,
+                                                     rules::shipped_layout_rules());
+    if (kinds.size() < 2) kinds.clear();
+    for (FormsOfKind& kind : kinds) {
+      if (kind.graph.model_info()) kind.graph = with_value_info(kind.graph, true);
+    }
+    if (!kinds.empty()) {
+      std::vector<const ir::Graph*> candidates = {&*formed};
+      for (const FormsOfKind& kind : kinds) candidates.push_back(&kind.graph);
+      measurer.compare_all(chosen, candidates, request_.guard.deciding(request_.guard.whole), input_file);
+    }
+    GuardVerdict verdict = guard(chosen, *formed, measurer, request_.guard,
+                                 {"the graph with the layout forms", "the graph without them"}, input_file);
+    const FormsOfKind* alone = nullptr;  // the kind written alone, if one is
+    Json together = {{"applied", applied}, {"reason", verdict.reason}};
+    if (verdict.comparison) together["measured_speedup"] = claimed_speedup(*verdict.comparison);
+    Json each_kind = Json::array();
+    for (const FormsOfKind& kind : kinds) {
+      const std::string name = "the graph with the " + kind.kind + " forms alone";
+      GuardVerdict checked = guard(chosen, kind.graph, measurer, request_.guard, {name.c_str(), "the graph without them"},
+                                   input_file);
+      Json json = {{"kind", kind.kind}, {"applied", kind.applied}, {"reason", checked.reason}};
+      if (checked.comparison) json["measured_speedup"] = claimed_speedup(*checked.comparison);
+      const bool better = checked.keep_candidate && (!verdict.keep_candidate || checked.comparison->median_ratio <
+                                                                                     verdict.comparison->median_ratio);
+      if (better) {
+        verdict = std::move(checked);
+        alone = &kind;
+      }
+      each_kind.push_back(std::move(json));
+    }
     timer_.stop("layout forms");
     Json forms = {{"applied", applied}, {"kept", verdict.keep_candidate}, {"reason", verdict.reason}};
     if (verdict.comparison) forms["measured_speedup"] = claimed_speedup(*verdict.comparison);
+    if (!kinds.empty()) {
+      forms["all_kinds"] = together;
+      forms["each_kind"] = each_kind;
+      forms["kept_kind"] = alone ? Json(alone->kind) : verdict.keep_candidate ? Json("all") : Json();
+      if (alone) forms["applied"] = alone->applied;
+    }
     written["layout_forms"] = forms;
-    logger("cli")->info("layout forms ({} applied): {}", applied, verdict.reason);
-    const std::string counted = fmt::format("{} layout form{}", applied, applied == 1 ? "" : "s");
+    if (alone) applied = alone->applied;
+    logger("cli")->info("layout forms ({} applied{}): {}", applied, alone ? " of kind " + alone->kind : "",
+                        verdict.reason);
+    const std::string counted = fmt::format("{} layout form{}{}", applied, applied == 1 ? "" : "s",
+                                            alone ? " (" + alone->kind + ")" : "");
     if (!verdict.keep_candidate) {
+      const std::string kinds_too = kinds.empty() ? "" : fmt::format(", nor those of each of their {} kinds alone",
+                                                                     kinds.size());
       outcome_.summary += verdict.comparison
-                              ? fmt::format("; {} not kept (measured at {:.1f} % of the time without them)", counted,
-                                            100 * verdict.comparison->median_ratio)
+                              ? fmt::format("; {} not kept (measured at {:.1f} % of the time without them{})", counted,
+                                            100 * verdict.comparison->median_ratio, kinds_too)
                               : fmt::format("; {} not kept (not measured)", counted);
       return chosen;
     }
-    layout_formed_ = std::move(*formed);
+    layout_formed_ = alone ? alone->graph : std::move(*formed);
     const std::string measured = measured_text(verdict);
     if (&chosen == &original_) {  // what was measured against the input is the forms' check
       written["written"] = "input with layout forms";

@@ -93,6 +93,7 @@ class RuleParser {
     if (keyword == "map") return map_line(tokens), false;
     if (keyword == "const") return const_line(tokens), false;
     if (keyword == "origin" || keyword == "proof") return header_line(tokens), false;
+    if (keyword == "kind") return kind_line(text), false;
     tokens.expect_ident("a keyword");
     tokens.expect_end();
     if (keyword == "end") return finish(), true;
@@ -152,6 +153,15 @@ class RuleParser {
       }
       rule_.proof = *proof;
     }
+  }
+
+  /// `kind NAME`: read as text, as the rule's name is (a kebab-case name is not one token).
+  void kind_line(const std::string& text) {
+    if (section_ != Section::kHeader) fail("'kind' must come before 'source'");
+    if (!rule_.kind.empty()) fail("a rule has one 'kind'");
+    const std::string name = trim(trim(text).substr(4));
+    if (!is_kebab_case(name)) fail("kind '" + name + "' is not kebab-case");
+    rule_.kind = name;
   }
 
   void node_line(TokenStream& tokens) {

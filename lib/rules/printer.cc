@@ -40,6 +40,7 @@ std::string print_rule(const Rule& rule) {
   text += std::string("  origin ") + to_string(rule.origin) + (rule.closed ? " closed\n" : "\n");
   text += std::string("  proof ") + to_string(rule.proof);
   text += rule.proof_axioms.empty() ? "\n" : " \"" + rule.proof_axioms + "\"\n";
+  if (!rule.kind.empty()) text += "  kind " + rule.kind + "\n";
   text += "  source\n";
   for (const PatternNode& node : rule.source) text += node_line(node);
   for (const Expr& condition : rule.conditions) text += "  where " + to_string(condition) + "\n";

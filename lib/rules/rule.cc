@@ -13,7 +13,7 @@ bool PatternNode::operator==(const PatternNode& other) const {
 
 bool Rule::operator==(const Rule& other) const {
   return name == other.name && comment == other.comment && origin == other.origin && closed == other.closed &&
-         proof == other.proof && proof_axioms == other.proof_axioms &&
+         proof == other.proof && proof_axioms == other.proof_axioms && kind == other.kind &&
          source == other.source && conditions == other.conditions && constants == other.constants &&
          target == other.target && outputs == other.outputs;
 }

@@ -65,6 +65,10 @@ struct Rule {
   /// "sha256:<hex>" of the axioms file `proof` was found under (`verify-rules --write`); empty
   /// when none was recorded.
   std::string proof_axioms;
+  /// The kind of a layout form (`kind NAME`, kebab-case; rules/layout.rules): the forms of one
+  /// kind are kept or dropped together, each kind measured on its own where forms of several
+  /// kinds apply (lib/pipeline/layout_forms.h). Empty for a rule that names none.
+  std::string kind;
   std::vector<PatternNode> source;
   std::vector<Expr> conditions;      ///< `where` lines; each must evaluate to a non-zero int.
   std::vector<ConstDef> constants;   ///< Target constants, defined before the target nodes.

@@ -371,6 +371,51 @@ TEST_CASE("the measured target tries its layout forms on what it writes, and mea
   CHECK_FALSE(nlohmann::json::parse(read_file(report))["result"].contains("layout_forms"));
 }
 
+TEST_CASE("where layout forms of several kinds apply, each kind is measured alone too", "[cli]") {
+  // models/c2f_block.onnx: YOLOv8's C2f block, with a split SiLU and a concatenation before a
+  // convolution (two kinds of forms). Which is kept depends on the measured times, so the
+  // mechanism is checked: the forms all together and each kind alone were measured against the
+  // graph without them, the report says which was kept, and the output computes the same.
+  const Scratch scratch("layout_kinds");
+  const fs::path out = scratch.path() / "out.onnx";
+  const fs::path report = scratch.path() / "report.json";
+  Run run = graphsub("-q optimize " + model("c2f_block.onnx") + " -o " + out.string() +
+                     " --check 2 --dim N=1 --report " + report.string());
+  INFO(run.err);
+  REQUIRE(run.status == 0);
+  const nlohmann::json json = nlohmann::json::parse(read_file(report));
+  CHECK(json["check"]["passed"] == true);
+  const nlohmann::json& forms = json["result"]["layout_forms"];
+  CHECK(forms["all_kinds"]["applied"] == 4);
+  CHECK(forms["all_kinds"]["measured_speedup"].is_number());
+  REQUIRE(forms["each_kind"].size() == 2);
+  CHECK(forms["each_kind"][0]["kind"] == "split-silu");
+  CHECK(forms["each_kind"][0]["applied"] == 1);
+  CHECK(forms["each_kind"][1]["kind"] == "concat-before-conv");
+  CHECK(forms["each_kind"][1]["applied"] == 3);
+  for (const nlohmann::json& kind : forms["each_kind"]) {
+    CHECK(kind["measured_speedup"].is_number());
+    CHECK(kind["reason"].get<std::string>().find(kind["kind"].get<std::string>() + " forms alone") != std::string::npos);
+  }
+  const std::string written = read_file(out);
+  if (!forms["kept"].get<bool>()) {
+    CHECK(forms["kept_kind"].is_null());
+    CHECK(written == read_file(model("c2f_block.onnx")));
+    CHECK(run.out.find("nor those of each of their 2 kinds alone") != std::string::npos);
+  } else if (forms["kept_kind"] == "split-silu") {  // the concatenation stays
+    CHECK(forms["applied"] == 1);
+    CHECK(written.find("Concat") != std::string::npos);
+    CHECK(written.find("Split") == std::string::npos);
+  } else if (forms["kept_kind"] == "concat-before-conv") {
+    CHECK(forms["applied"] == 3);
+    CHECK(written.find("Concat") == std::string::npos);
+    CHECK(written.find("Split") != std::string::npos);
+  } else {
+    CHECK(forms["kept_kind"] == "all");
+    CHECK(forms["applied"] == 4);
+  }
+}
+
 TEST_CASE("when the result alone is not kept, the result with the layout forms is weighed against the input",
           "[cli]") {
   // squeeze_excitation_transposed: a weight-only Transpose (folded, so the result is not the

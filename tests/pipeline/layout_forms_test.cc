@@ -179,6 +179,43 @@ TEST_CASE("a split SiLU becomes two convolutions, a convolution of a concatenati
   CHECK(applied == 1);  // the split SiLU only
 }
 
+TEST_CASE("each kind of layout form is applied alone too", "[pipeline]") {
+  // The C2f block has forms of two kinds: its split SiLU and its concatenation before a
+  // convolution. Each kind alone computes what the block computes.
+  const ir::Graph before = c2f_block(false);
+  const std::vector<pipeline::FormsOfKind> kinds = pipeline::apply_each_kind(before, rules::shipped_layout_rules());
+  REQUIRE(kinds.size() == 2);
+  CHECK(kinds[0].kind == "split-silu");  // in the order of rules/layout.rules
+  CHECK(kinds[0].applied == 1);
+  CHECK(count_of(kinds[0].graph, ir::OpKind::kSigmoid) == 2);  // the SiLU of each half
+  CHECK(count_of(kinds[0].graph, ir::OpKind::kConcat) == 1);
+  CHECK(kinds[1].kind == "concat-before-conv");
+  CHECK(kinds[1].applied == 3);
+  CHECK(count_of(kinds[1].graph, ir::OpKind::kSigmoid) == 1);
+  CHECK(count_of(kinds[1].graph, ir::OpKind::kConcat) == 0);
+  for (const pipeline::FormsOfKind& kind : kinds) {
+    INFO(kind.kind);
+    const runtime::CheckReport report = checked(before, kind.graph);
+    CHECK(report.passed());
+    CHECK(report.outputs.at(0).max_abs_error < 1e-4);
+  }
+  // One kind only: the channel affine maps.
+  const std::vector<pipeline::FormsOfKind> affine =
+      pipeline::apply_each_kind(pre_activation_norms(), rules::shipped_layout_rules());
+  REQUIRE(affine.size() == 1);
+  CHECK(affine[0].kind == "channel-affine");
+  CHECK(affine[0].applied == 4);
+  // A rule that names no kind is a kind of its own, named after it: the nesting of the
+  // three-part concatenation then applies alone, and the pair's form, which needs it, not at all.
+  std::vector<rules::Rule> unnamed = rules::shipped_layout_rules();
+  for (rules::Rule& rule : unnamed) rule.kind.clear();
+  const std::vector<pipeline::FormsOfKind> by_rule = pipeline::apply_each_kind(before, unnamed);
+  REQUIRE(by_rule.size() == 2);
+  CHECK(by_rule[0].kind == "silu-conv-split-as-convs");
+  CHECK(by_rule[1].kind == "nest-concat-before-conv");
+  CHECK(by_rule[1].applied == 1);
+}
+
 TEST_CASE("a channel affine map after a Concat, a pooling or a sum becomes a depthwise convolution",
           "[pipeline]") {
   const ir::Graph before = pre_activation_norms();
@@ -255,6 +292,7 @@ TEST_CASE("the layout forms record proofs under the current axioms", "[pipeline]
   CHECK(layout.size() == 9);
   for (const rules::Rule& rule : layout) {
     INFO(rule.name);
+    CHECK_FALSE(rule.kind.empty());  // kept or dropped with the forms of its kind
     CHECK(rule.proof == rules::ProofStatus::kProved);
     CHECK(rule.proof_axioms == hash);
   }

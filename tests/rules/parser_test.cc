@@ -143,6 +143,23 @@ TEST_CASE("an axiom may be closed, and prints back so", "[rules]") {
   CHECK_THROWS(parse_rules("rule a\n  origin hand closed\n  source\n    y = Relu(x)\n  target\n  map y -> x\nend\n", "s.rules"));
 }
 
+TEST_CASE("a rule may name its kind, and prints back so", "[rules]") {
+  const std::string text = "rule a\n  origin hand\n  proof unverified\n  kind split-silu\n  source\n    y = Relu(x)\n"
+                           "  target\n  map y -> x\nend\n";
+  const std::vector<Rule> rules = parse_rules(text, "s.rules");
+  REQUIRE(rules.size() == 1);
+  CHECK(rules[0].kind == "split-silu");
+  CHECK(rules::print_rule(rules[0]) == text);
+  const std::string body = "  source\n    y = Relu(x)\n  target\n  map y -> x\nend\n";
+  CHECK(parse_rules("rule a\n" + body, "s.rules").at(0).kind.empty());
+  CHECK(parse_rules("rule a\n" + body, "s.rules").at(0) != rules[0]);
+  CHECK_THROWS_WITH(parse_rules("rule a\n  kind Split_Silu\n" + body, "s.rules"),
+                    Catch::Contains("kind 'Split_Silu' is not kebab-case"));
+  CHECK_THROWS_WITH(parse_rules("rule a\n  kind a\n  kind b\n" + body, "s.rules"), Catch::Contains("one 'kind'"));
+  CHECK_THROWS_WITH(parse_rules("rule a\n  source\n    y = Relu(x)\n  kind a\n  target\n  map y -> x\nend\n", "s.rules"),
+                    Catch::Contains("'kind' must come before 'source'"));
+}
+
 TEST_CASE("a comment separated from its rule by a blank line is not the rule's", "[rules]") {
   const std::vector<Rule> rules = parse_rules(
       "# file header\n\nrule r\n  source\n    y = Relu(x)\n  target\n  map y -> x\nend\n", "s.rules");
