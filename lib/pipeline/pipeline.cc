@@ -826,9 +826,9 @@ class Run {
   /// `chosen` wherever they match, kept when the whole graph then measures faster than `chosen`;
   /// else `chosen`. The search never picks them: each costs more as a single operator, and what
   /// it saves (the runtime keeping a blocked layout across it) only shows in the whole graph.
-  /// Where forms of several kinds match, each kind alone is timed too, in one request with the
-  /// forms all together, and the fastest of those kept is written (layout_forms.h,
-  /// apply_each_kind).
+  /// Where forms of several kinds match and all of them together are not kept, each kind alone
+  /// is timed (in one request), and the fastest of those measured faster is written
+  /// (layout_forms.h, apply_each_kind).
   const ir::Graph& with_layout_forms(const ir::Graph& chosen, Measurer& measurer, Json& written) {
     int applied = 0;
     const bool result = &chosen == &optimized_.search.best || &chosen == &without_value_info_;
@@ -840,24 +840,29 @@ class Run {
     if (!formed) return chosen;
     timer_.start();
     const std::string input_file = &chosen == &original_ ? request_.input : std::string{};
-    // Each kind alone, on the graph the forms above were applied to (the result with its
-    // value_info where `chosen` is the result without).
-    std::vector<FormsOfKind> kinds = apply_each_kind(result ? optimized_.search.best : chosen,
-                                                     rules::shipped_layout_rules());
-    if (kinds.size() < 2) kinds.clear();
-    for (FormsOfKind& kind : kinds) {
-      if (kind.graph.model_info()) kind.graph = with_value_info(kind.graph, true);
+    GuardVerdict verdict = guard(chosen, *formed, measurer, request_.guard,
+                                 {"the graph with the layout forms", "the graph without them"}, input_file);
+    Json together = {{"applied", applied}, {"reason", verdict.reason}};
+    if (verdict.comparison) together["measured_speedup"] = claimed_speedup(*verdict.comparison);
+    // Where the forms all together were measured and not kept, and they are of several kinds,
+    // each kind alone, on the graph the forms above were applied to (the result with its
+    // value_info where `chosen` is the result without), timed in one request. Not where they
+    // were kept: a kind that loses beside one that wins more was not seen on any model, and
+    // timing each kind alone every time cost the YOLO detectors 10-18 s of a cold run.
+    std::vector<FormsOfKind> kinds;
+    if (!verdict.keep_candidate && verdict.comparison) {
+      kinds = apply_each_kind(result ? optimized_.search.best : chosen, rules::shipped_layout_rules());
+      if (kinds.size() < 2) kinds.clear();
+      for (FormsOfKind& kind : kinds) {
+        if (kind.graph.model_info()) kind.graph = with_value_info(kind.graph, true);
+      }
     }
     if (!kinds.empty()) {
-      std::vector<const ir::Graph*> candidates = {&*formed};
+      std::vector<const ir::Graph*> candidates;
       for (const FormsOfKind& kind : kinds) candidates.push_back(&kind.graph);
       measurer.compare_all(chosen, candidates, request_.guard.deciding(request_.guard.whole), input_file);
     }
-    GuardVerdict verdict = guard(chosen, *formed, measurer, request_.guard,
-                                 {"the graph with the layout forms", "the graph without them"}, input_file);
     const FormsOfKind* alone = nullptr;  // the kind written alone, if one is
-    Json together = {{"applied", applied}, {"reason", verdict.reason}};
-    if (verdict.comparison) together["measured_speedup"] = claimed_speedup(*verdict.comparison);
     Json each_kind = Json::array();
     for (const FormsOfKind& kind : kinds) {
       const std::string name = "the graph with the " + kind.kind + " forms alone";

@@ -371,11 +371,13 @@ TEST_CASE("the measured target tries its layout forms on what it writes, and mea
   CHECK_FALSE(nlohmann::json::parse(read_file(report))["result"].contains("layout_forms"));
 }
 
-TEST_CASE("where layout forms of several kinds apply, each kind is measured alone too", "[cli]") {
+TEST_CASE("where layout forms of several kinds apply and are not kept together, each kind is measured alone",
+          "[cli]") {
   // models/c2f_block.onnx: YOLOv8's C2f block, with a split SiLU and a concatenation before a
-  // convolution (two kinds of forms). Which is kept depends on the measured times, so the
-  // mechanism is checked: the forms all together and each kind alone were measured against the
-  // graph without them, the report says which was kept, and the output computes the same.
+  // convolution (two kinds of forms). What is kept depends on the measured times, so the
+  // mechanism is checked: the forms all together were measured against the graph without them,
+  // and where they were not kept (on a block this small, more nodes take longer) each kind
+  // alone too; the report says which was kept, and the output computes the same.
   const Scratch scratch("layout_kinds");
   const fs::path out = scratch.path() / "out.onnx";
   const fs::path report = scratch.path() / "report.json";
@@ -386,6 +388,11 @@ TEST_CASE("where layout forms of several kinds apply, each kind is measured alon
   const nlohmann::json json = nlohmann::json::parse(read_file(report));
   CHECK(json["check"]["passed"] == true);
   const nlohmann::json& forms = json["result"]["layout_forms"];
+  if (!forms.contains("each_kind")) {  // kept all together
+    CHECK(forms["kept"] == true);
+    CHECK(forms["applied"] == 4);
+    return;
+  }
   CHECK(forms["all_kinds"]["applied"] == 4);
   CHECK(forms["all_kinds"]["measured_speedup"].is_number());
   REQUIRE(forms["each_kind"].size() == 2);
@@ -411,8 +418,7 @@ TEST_CASE("where layout forms of several kinds apply, each kind is measured alon
     CHECK(written.find("Concat") == std::string::npos);
     CHECK(written.find("Split") != std::string::npos);
   } else {
-    CHECK(forms["kept_kind"] == "all");
-    CHECK(forms["applied"] == 4);
+    FAIL("kept_kind " << forms["kept_kind"]);
   }
 }
 
