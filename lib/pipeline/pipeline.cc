@@ -847,8 +847,8 @@ class Run {
     // Where the forms all together were measured and not kept, and they are of several kinds,
     // each kind alone, on the graph the forms above were applied to (the result with its
     // value_info where `chosen` is the result without), timed in one request. Not where they
-    // were kept: a kind that loses beside one that wins more was not seen on any model, and
-    // timing each kind alone every time cost the YOLO detectors 10-18 s of a cold run.
+    // were kept: timing each kind alone every time cost the YOLO detectors 10-18 s of a cold
+    // run with no measurable change in what they gained.
     std::vector<FormsOfKind> kinds;
     if (!verdict.keep_candidate && verdict.comparison) {
       kinds = apply_each_kind(result ? optimized_.search.best : chosen, rules::shipped_layout_rules());
