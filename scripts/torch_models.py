@@ -160,6 +160,50 @@ def resnext_branches():
     return Block().eval(), (torch_randn(1, 256, 56, 56),), ["input"], None, {}
 
 
+def unet(upsampling):
+    """A U-Net (Ronneberger et al.'s shape, widths 32 to 512, batch norms) on one 256 x 256 image:
+    each decoder level concatenates the encoder's map with the upsampled one and convolves it
+    (3 x 3), the form the concatenation layout forms rewrite. `upsampling`: "bilinear" (a
+    bilinear resize, then a 1 x 1 convolution) or "transpose" (a 2 x 2 transposed convolution)."""
+    def build():
+        import torch
+        nn = torch.nn
+
+        def block(inputs, outputs):
+            return nn.Sequential(nn.Conv2d(inputs, outputs, 3, padding=1, bias=False), nn.BatchNorm2d(outputs),
+                                 nn.ReLU(), nn.Conv2d(outputs, outputs, 3, padding=1, bias=False),
+                                 nn.BatchNorm2d(outputs), nn.ReLU())
+
+        class UNet(nn.Module):
+            def __init__(self, width=32):
+                super().__init__()
+                widths = [width << level for level in range(5)]
+                self.first = block(3, widths[0])
+                self.downs = nn.ModuleList(block(widths[i], widths[i + 1]) for i in range(4))
+                self.ups = nn.ModuleList(
+                    nn.ConvTranspose2d(widths[i + 1], widths[i], 2, stride=2) if upsampling == "transpose"
+                    else nn.Conv2d(widths[i + 1], widths[i], 1) for i in reversed(range(4)))
+                self.decoders = nn.ModuleList(block(2 * widths[i], widths[i]) for i in reversed(range(4)))
+                self.head = nn.Conv2d(widths[0], 2, 1)
+
+            def forward(self, x):
+                maps = [self.first(x)]
+                for down in self.downs:
+                    maps.append(down(nn.functional.max_pool2d(maps[-1], 2)))
+                y = maps.pop()
+                for up, decoder in zip(self.ups, self.decoders):
+                    if upsampling == "transpose":
+                        y = up(y)
+                    else:
+                        y = up(nn.functional.interpolate(y, scale_factor=2, mode="bilinear", align_corners=False))
+                    y = decoder(torch.cat([maps.pop(), y], 1))
+                return self.head(y)
+
+        torch.manual_seed(0)
+        return UNet().eval(), (torch_randn(1, 3, 256, 256),), ["input"], None, {}
+    return build
+
+
 def segmentation_model(name):
     """A torchvision segmentation model (no auxiliary head) on one 224 x 224 image, returning its
     "out" map; its batch dimension is left symbolic."""
@@ -367,6 +411,8 @@ EXTRA_MODELS = {
                                                              box_score_thresh=0.0),
     "tf_efficientnet_b0": timm_model("tf_efficientnet_b0"),
     "tf_mobilenetv3_large_100": timm_model("tf_mobilenetv3_large_100"),
+    "unet_bilinear": unet("bilinear"),
+    "unet_transpose": unet("transpose"),
 }
 
 # Integer-quantized forms of zoo models, as they are deployed on CPUs: onnxruntime's

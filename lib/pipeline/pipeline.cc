@@ -610,18 +610,25 @@ class Run {
   /// its first warm run, which wrote another model. The search after it reads the cache as that
   /// rerun would (Measurer::start_run), and once one measures nothing, a rerun with this cache
   /// writes these bytes. Usually the second search is the last, and costs what a warm run does.
+  /// What counts is what the search added (its signatures and its parts' comparisons), not what
+  /// the whole-graph checks after it timed: those read only their own comparisons, which a rerun
+  /// finds in the cache and decides on alike. So a search that measured something skips those
+  /// checks (another search follows, whose result they would have to time anyway where it
+  /// differs: RT-DETR-L's first guard timed five graphs of a second each that the second search
+  /// no longer had).
   const ir::Graph& settled_search(const ir::Graph& folded, const rewrite::Matcher& matcher, std::size_t rules) {
     Measurer& measurer = *target_.measurer;
-    Json added = Json::array();  // cache entries each search added
+    Json added = Json::array();  // cache entries each search added (before the checks)
     for (int searches = 1;; ++searches) {
       if (searches > 1) {
         measurer.start_run();
         forget_search();
       }
       const std::size_t before = measurer.cache().size();
-      const ir::Graph& written = search_measured(folded, matcher, rules);
-      added.push_back(measurer.cache().size() - before);
-      const bool settled = added.back() == 0;  // always so without a profiler
+      std::size_t searched = 0;  // what the search added, set by search_measured
+      const ir::Graph* written = search_measured(folded, matcher, rules, searches < kMaxSearches, before, searched);
+      added.push_back(searched);
+      const bool settled = searched == 0;  // always so without a profiler
       if (settled || searches == kMaxSearches) {
         outcome_.report["measurement"]["searches"] = {{"run", searches},
                                                       {"cache_entries_added_by_each", added},
@@ -635,7 +642,7 @@ class Run {
                               "may write another model",
                               searches, added.back().get<std::size_t>());
         }
-        return written;
+        return *written;
       }
     }
   }
@@ -652,7 +659,11 @@ class Run {
   }
 
   /// Searches with measured costs, then keeps the result only if the target runs it faster.
-  const ir::Graph& search_measured(const ir::Graph& folded, const rewrite::Matcher& matcher, std::size_t rules) {
+  /// `searched` is set to the cost cache entries the search added (the cache held `before`);
+  /// with `may_search_again`, a search that added some returns null before the checks, since
+  /// settled_search searches again.
+  const ir::Graph* search_measured(const ir::Graph& folded, const rewrite::Matcher& matcher, std::size_t rules,
+                                   bool may_search_again, std::size_t before, std::size_t& searched) {
     Measurer& measurer = *target_.measurer;
     cost::CachedModel model(measurer.cache(), measurer.backend(), cost::device_by_name(target_.spec.device),
                             measurer.sizes());
@@ -661,6 +672,13 @@ class Run {
     optimized_ = measured_optimize(folded, matcher, model, measurer, request_.optimizer, request_.guard, stats, 10,
                                    kMaxPasses);
     timer_.stop("search");
+    searched = measurer.cache().size() - before;
+    if (may_search_again && searched > 0) {
+      lookups_.hits += model.hits();
+      lookups_.misses += model.misses();
+      logger("cli")->info("the search measured {} cost cache entries: searching again before the checks", searched);
+      return nullptr;
+    }
     search_passes_ = static_cast<int>(stats.pass_steps.size());
     const search::SearchResult& result = optimized_.search;
     GuardVerdict verdict;
@@ -775,12 +793,12 @@ class Run {
                                       result_forms_applied_, result_forms_applied_ == 1 ? "" : "s");
       written["layout_forms"] = {{"applied", result_forms_applied_}, {"kept", true}, {"reason", verdict.reason}};
       outcome_.report["result"] = written;
-      return *best;
+      return best;
     }
     const ir::Graph& chosen = verdict.keep_candidate ? *best : original_;
     const ir::Graph& formed = with_layout_forms(chosen, measurer, written);
     outcome_.report["result"] = written;
-    return formed;
+    return &formed;
   }
 
   /// Whether an alternative to the result (the graph before the search, the result without
