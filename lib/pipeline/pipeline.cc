@@ -902,7 +902,7 @@ class Run {
     if (!kinds.empty()) {
       forms["all_kinds"] = together;
       forms["each_kind"] = each_kind;
-      forms["kept_kind"] = alone ? Json(alone->kind) : verdict.keep_candidate ? Json("all") : Json();
+      forms["kept_kind"] = alone ? Json(alone->kind) : Json();  // all together were not kept
       if (alone) forms["applied"] = alone->applied;
     }
     written["layout_forms"] = forms;
