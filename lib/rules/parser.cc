@@ -155,11 +155,13 @@ class RuleParser {
     }
   }
 
-  /// `kind NAME`: read as text, as the rule's name is (a kebab-case name is not one token).
+  /// `kind NAME`: read as text, as the rule's name is (a kebab-case name is not one token), up
+  /// to a trailing comment, as the lexer reads every other line.
   void kind_line(const std::string& text) {
     if (section_ != Section::kHeader) fail("'kind' must come before 'source'");
     if (!rule_.kind.empty()) fail("a rule has one 'kind'");
-    const std::string name = trim(trim(text).substr(4));
+    const std::string after = trim(text).substr(4);              // after the keyword
+    const std::string name = trim(after.substr(0, after.find('#')));  // npos: the whole line
     if (!is_kebab_case(name)) fail("kind '" + name + "' is not kebab-case");
     rule_.kind = name;
   }

@@ -152,6 +152,7 @@ TEST_CASE("a rule may name its kind, and prints back so", "[rules]") {
   CHECK(rules::print_rule(rules[0]) == text);
   const std::string body = "  source\n    y = Relu(x)\n  target\n  map y -> x\nend\n";
   CHECK(parse_rules("rule a\n" + body, "s.rules").at(0).kind.empty());
+  CHECK(parse_rules("rule a\n  kind split-silu  # the C2f blocks\n" + body, "s.rules").at(0).kind == "split-silu");
   CHECK(parse_rules("rule a\n" + body, "s.rules").at(0) != rules[0]);
   CHECK_THROWS_WITH(parse_rules("rule a\n  kind Split_Silu\n" + body, "s.rules"),
                     Catch::Contains("kind 'Split_Silu' is not kebab-case"));
