@@ -2,6 +2,7 @@
 #include "pipeline/layout_forms.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "ir/log.h"
 #include "rewrite/matcher.h"
@@ -36,17 +37,15 @@ std::optional<ir::Graph> apply_everywhere(const ir::Graph& graph, const std::vec
 }
 
 std::vector<FormsOfKind> apply_each_kind(const ir::Graph& graph, const std::vector<rules::Rule>& rules) {
-  std::vector<std::string> kinds;
+  std::vector<std::pair<std::string, std::vector<rules::Rule>>> kinds;  // in order of first appearance
   for (const rules::Rule& rule : rules) {
     const std::string& kind = rule.kind.empty() ? rule.name : rule.kind;
-    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
+    auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& entry) { return entry.first == kind; });
+    if (it == kinds.end()) it = kinds.insert(kinds.end(), {kind, {}});
+    it->second.push_back(rule);
   }
   std::vector<FormsOfKind> formed;
-  for (const std::string& kind : kinds) {
-    std::vector<rules::Rule> of_kind;
-    for (const rules::Rule& rule : rules) {
-      if ((rule.kind.empty() ? rule.name : rule.kind) == kind) of_kind.push_back(rule);
-    }
+  for (const auto& [kind, of_kind] : kinds) {
     int applied = 0;
     if (std::optional<ir::Graph> graph_of_kind = apply_everywhere(graph, of_kind, &applied)) {
       formed.push_back({kind, std::move(*graph_of_kind), applied});

@@ -673,9 +673,9 @@ class Run {
                                    kMaxPasses);
     timer_.stop("search");
     searched = measurer.cache().size() - before;
+    lookups_.hits += model.hits();  // the checks below look nothing up in the model
+    lookups_.misses += model.misses();
     if (may_search_again && searched > 0) {
-      lookups_.hits += model.hits();
-      lookups_.misses += model.misses();
       logger("cli")->info("the search measured {} cost cache entries: searching again before the checks", searched);
       return nullptr;
     }
@@ -756,8 +756,6 @@ class Run {
     timer_.stop("guard");
     logger("cli")->info("{}", verdict.reason);
     outcome_.report["search"] = search_json(optimized_, request_, rules, true, unverified_);
-    lookups_.hits += model.hits();
-    lookups_.misses += model.misses();
     outcome_.report["measurement"] = measurement_json(measurer, stats, lookups_);
     Json written = {{"written", !verdict.keep_candidate                     ? "input"
                                 : changed_by_search_or_narrowing(result) ? "optimized"
@@ -871,9 +869,7 @@ class Run {
     if (!verdict.keep_candidate && verdict.comparison) {
       kinds = apply_each_kind(result ? optimized_.search.best : chosen, rules::shipped_layout_rules());
       if (kinds.size() < 2) kinds.clear();
-      for (FormsOfKind& kind : kinds) {
-        if (kind.graph.model_info()) kind.graph = with_value_info(kind.graph, true);
-      }
+      for (FormsOfKind& kind : kinds) kind.graph = as_formed_is_written(std::move(kind.graph));
     }
     if (!kinds.empty()) {
       std::vector<const ir::Graph*> candidates;
@@ -942,10 +938,15 @@ class Run {
   std::optional<ir::Graph> layout_formed(const ir::Graph& graph, int* applied) const {
     if (!target_.spec.layout_forms) return std::nullopt;
     std::optional<ir::Graph> formed = apply_everywhere(graph, rules::shipped_layout_rules(), applied);
-    // The forms need their shapes declared (the runtime must see a resized scale's symbolic
-    // batch to keep the Mul blocked), so the formed graph is written with value_info.
-    if (formed && formed->model_info()) formed = with_value_info(*formed, true);
+    if (formed) formed = as_formed_is_written(std::move(*formed));
     return formed;
+  }
+
+  /// A graph with layout forms as it is timed and written: with value_info, since the forms need
+  /// their shapes declared (the runtime must see a resized scale's symbolic batch to keep the Mul
+  /// blocked).
+  static ir::Graph as_formed_is_written(ir::Graph formed) {
+    return formed.model_info() ? with_value_info(formed, true) : std::move(formed);
   }
 
   /// The input with the layout forms (layout_formed), made once: the guard times it with the
