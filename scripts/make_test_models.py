@@ -707,6 +707,46 @@ def grouped_query_attention():
     save(model_of(graph, (("", 17),)), "grouped_query_attention.onnx")
 
 
+def qdq_branches():
+    """Two 3x3 convolutions of one input in onnxruntime's QDQ form, as quantize_static writes a
+    model: the input quantized to uint8 and dequantized, each kernel int8 per output channel and
+    each bias int32, both dequantized, each output quantized and dequantized. onnxruntime runs
+    each convolution as one QLinearConv; merged into one convolution (merge-convs-bias), its
+    kernel a concatenation of dequantized kernels, it runs in float."""
+    rng = np.random.default_rng(60)
+    x_scale, y_scale = np.float32(0.02), np.float32(0.05)
+    nodes = [helper.make_node("QuantizeLinear", ["x", "x_scale", "x_zero"], ["x_q"], name="x_quantize"),
+             helper.make_node("DequantizeLinear", ["x_q", "x_scale", "x_zero"], ["x_dq"], name="x_dequantize")]
+    initializers = [numpy_helper.from_array(np.array(x_scale), "x_scale"),
+                    numpy_helper.from_array(np.array(128, dtype=np.uint8), "x_zero"),
+                    numpy_helper.from_array(np.array(y_scale), "y_scale"),
+                    numpy_helper.from_array(np.array(128, dtype=np.uint8), "y_zero")]
+    outputs = []
+    for k in (1, 2):
+        w_scale = (rng.random(16) * 0.01 + 0.005).astype(np.float32)
+        initializers += [
+            numpy_helper.from_array(rng.integers(-127, 128, (16, 16, 3, 3)).astype(np.int8), f"w{k}_q"),
+            numpy_helper.from_array(w_scale, f"w{k}_scale"),
+            numpy_helper.from_array(np.zeros(16, dtype=np.int8), f"w{k}_zero"),
+            numpy_helper.from_array(rng.integers(-1000, 1000, 16).astype(np.int32), f"b{k}_q"),
+            numpy_helper.from_array((w_scale * x_scale).astype(np.float32), f"b{k}_scale"),
+            numpy_helper.from_array(np.zeros(16, dtype=np.int32), f"b{k}_zero")]
+        nodes += [
+            helper.make_node("DequantizeLinear", [f"w{k}_q", f"w{k}_scale", f"w{k}_zero"], [f"w{k}"],
+                             name=f"w{k}_dequantize", axis=0),
+            helper.make_node("DequantizeLinear", [f"b{k}_q", f"b{k}_scale", f"b{k}_zero"], [f"b{k}"],
+                             name=f"b{k}_dequantize", axis=0),
+            helper.make_node("Conv", ["x_dq", f"w{k}", f"b{k}"], [f"c{k}"], name=f"conv{k}", kernel_shape=[3, 3],
+                             pads=[1, 1, 1, 1]),
+            helper.make_node("QuantizeLinear", [f"c{k}", "y_scale", "y_zero"], [f"c{k}_q"], name=f"conv{k}_quantize"),
+            helper.make_node("DequantizeLinear", [f"c{k}_q", "y_scale", "y_zero"], [f"y{k}"],
+                             name=f"conv{k}_dequantize")]
+        outputs.append(tensor_info(f"y{k}", ["N", 16, 24, 24]))
+    graph = helper.make_graph(nodes, "qdq_branches", [tensor_info("x", ["N", 16, 24, 24])], outputs,
+                              initializer=initializers)
+    save(model_of(graph), "qdq_branches.onnx")
+
+
 def main():
     os.makedirs(MODELS, exist_ok=True)
     for build in (cycle, shape_mismatch, symbolic_dims, unsorted_nodes, constants, fold_transpose,
@@ -715,7 +755,7 @@ def main():
                   typed_tensors, channel_shuffle, shuffle_unit,
                   shuffle_stage_end, packed_attention, shifted_windows, conv_relu, squeeze_excitation, squeeze_excitation_transposed,
                   class_token_head, window_attention, data_shaped_rows, traced_size, near_ties, hard_swish_blocks,
-                  grouped_query_attention, c2f_block):
+                  grouped_query_attention, c2f_block, qdq_branches):
         build()
     return 0
 

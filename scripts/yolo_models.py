@@ -17,6 +17,9 @@ without onnxslim, as the exporter writes it. `--simplify` runs onnxslim as `mode
 by default (it needs `pip install onnxslim`), and names the files `<model>_slim.onnx`;
 `--dynamic` exports a symbolic batch and image size (`<model>_dynamic.onnx`), for which graphsub
 needs the sizes to measure at (`--dim batch=1 --dim height=640 --dim width=640`).
+`--quantized` also writes `<model>_qdq.onnx`: onnxruntime's `quantize_static` in the QDQ format
+(uint8 activations, int8 kernels per output channel), calibrated on four seeded random images
+(the ranges, not accuracy, are what a speed benchmark needs; it needs the onnxruntime package).
 """
 import argparse
 import os
@@ -54,6 +57,29 @@ def vary_batch_norms(model, torch):
                 module.running_var.uniform_(0.5, 1.5)
 
 
+def quantize(source, path, size):
+    """Writes `source` quantized as onnxruntime's quantize_static does in the QDQ format."""
+    import numpy as np
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    class RandomImages(CalibrationDataReader):
+        def __init__(self):
+            rng = np.random.default_rng(0)
+            self.images = iter([{"images": rng.random((1, 3, size, size)).astype(np.float32)} for _ in range(4)])
+
+        def get_next(self):
+            return next(self.images, None)
+
+    prepared = path + ".prepared.onnx"
+    quant_pre_process(source, prepared)
+    try:
+        quantize_static(prepared, path, RandomImages(), quant_format=QuantFormat.QDQ,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=True)
+    finally:
+        os.remove(prepared)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--folder", required=True, help="where the .onnx files go")
@@ -61,6 +87,7 @@ def main():
     parser.add_argument("--size", type=int, default=640, help="image size")
     parser.add_argument("--simplify", action="store_true", help="run onnxslim, as the exporter does by default")
     parser.add_argument("--dynamic", action="store_true", help="a symbolic batch and image size")
+    parser.add_argument("--quantized", action="store_true", help="also write <model>_qdq.onnx (quantize_static, QDQ)")
     args = parser.parse_args()
 
     import torch
@@ -86,6 +113,10 @@ def main():
             path = os.path.join(args.folder, name + suffix + ".onnx")
             shutil.move(os.path.join(work, written), path)
         print("wrote", path, flush=True)
+        if args.quantized:
+            quantized = path[:-len(".onnx")] + "_qdq.onnx"
+            quantize(path, quantized, args.size)
+            print("wrote", quantized, flush=True)
     return 0
 
 

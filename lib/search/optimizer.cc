@@ -295,7 +295,7 @@ class Optimizer {
     for (std::size_t i = 0; i < searches.size(); ++i) {
       Subgraph& part = searches[i].part;
       const SearchResult& found = searches[i].found;
-      const bool kept = approved(part.graph, found);
+      const bool kept = approved(input_, part, found);
       accumulate(result_.search, found, kept);
       for (ir::NodeId id : part.nodes) part_of_[id] = i;
       if (!kept) continue;
@@ -348,7 +348,7 @@ class Optimizer {
       ++result_.split.seam_regions;
       Subgraph part = extract(graph, region);
       const SearchResult found = memoized_search(part.graph, result_.split.reused_seams);
-      const bool kept = approved(part.graph, found);
+      const bool kept = approved(graph, part, found);
       accumulate(result_.search, found, kept);
       if (!kept) continue;
       result_.split.seam_steps += found.steps.size();
@@ -359,9 +359,10 @@ class Optimizer {
     return changed;
   }
 
-  /// Whether a part's search result replaces the part: it changed something, and the judge (if
-  /// any) agrees.
-  bool approved(const ir::Graph& part, const SearchResult& found) {
+  /// Whether a part's search result replaces the part (taken out of `outer`): it changed
+  /// something, and the judge (if any) agrees, given both in the part's quantization context.
+  bool approved(const ir::Graph& outer, const Subgraph& extracted, const SearchResult& found) {
+    const ir::Graph& part = extracted.graph;
     if (found.steps.empty()) return false;
     if (!options_.judge) return true;
     ++result_.split.judged;
@@ -371,7 +372,10 @@ class Optimizer {
       logger("search")->debug("part of {} nodes changed by {}", part.node_count(), fmt::join(rules, ", "));
     }
     const double predicted = found.initial_cost.time_ms > 0 ? found.best_cost.time_ms / found.initial_cost.time_ms : 1;
-    if (options_.judge->keep(part, found.best, predicted)) return true;
+    if (options_.judge->keep(in_quantization_context(outer, extracted, part),
+                             in_quantization_context(outer, extracted, found.best), predicted)) {
+      return true;
+    }
     ++result_.split.rejected;
     return false;
   }

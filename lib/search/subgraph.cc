@@ -167,7 +167,159 @@ class Stitcher {
   std::unordered_map<ir::ValueId, ir::ValueId> outer_;
 };
 
+/// An opaque ai.onnx node of type `op` whose inputs past the first (scale, zero point) are all
+/// weights.
+bool is_quantization_node(const ir::Graph& graph, ir::NodeId id, const std::string& op) {
+  const ir::Node& node = graph.node(id);
+  if (!node.opaque || node.opaque->op_type != op || !node.opaque->domain.empty()) return false;
+  if (node.inputs.empty() || node.inputs[0] == ir::kNoValue || node.outputs.size() != 1) return false;
+  return std::all_of(node.inputs.begin() + 1, node.inputs.end(), [&](ir::ValueId input) {
+    return input == ir::kNoValue || graph.value(input).kind == ir::ValueKind::kWeight;
+  });
+}
+
+/// Builds in_quantization_context's graph: the copied DequantizeLinear nodes, `graph`'s nodes,
+/// then the copied QuantizeLinear nodes.
+class QuantizationContext {
+ public:
+  QuantizationContext(const ir::Graph& outer, const Subgraph& part, const ir::Graph& graph)
+      : outer_(outer), part_(part), graph_(graph) {
+    context_.set_model_info(graph.model_info());
+    context_.set_graph_name(graph.name());
+  }
+
+  /// Whether quantization surrounds the part at all.
+  bool applies() {
+    for (ir::ValueId input : part_.outer_inputs) {
+      if (dequantized(input) != -1) return true;
+    }
+    const auto readers = outer_.consumers();
+    for (ir::ValueId output : part_.outer_outputs) {
+      if (!quantizers(output, readers).empty()) return true;
+    }
+    return false;
+  }
+
+  ir::Graph run() {
+    for (std::size_t i = 0; i < graph_.inputs().size(); ++i) {
+      const ir::ValueId input = graph_.inputs()[i];
+      const ir::NodeId dequantize = dequantized(part_.outer_inputs[i]);
+      if (dequantize == -1) {
+        inner_[input] = context_.add_input(graph_.value(input).name, graph_.value(input).type);
+      } else {
+        inner_[input] = copy_outer(dequantize, {graph_.value(input).type, graph_.value(input).name})[0];
+      }
+    }
+    const std::vector<ir::NodeId> order = graph_.topological_order().value();
+    for (ir::NodeId id : order) {
+      const ir::Node& node = graph_.node(id);
+      std::vector<ir::ValueId> inputs;
+      for (ir::ValueId input : node.inputs) inputs.push_back(inner(input));
+      std::vector<ir::OutputSpec> outputs;
+      for (ir::ValueId output : node.outputs) outputs.push_back({graph_.value(output).type, graph_.value(output).name});
+      const ir::NodeId copy = context_.add_node(node.op, std::move(inputs), outputs, node.attrs, node.name, node.opaque);
+      for (std::size_t k = 0; k < node.outputs.size(); ++k) inner_[node.outputs[k]] = context_.node(copy).outputs[k];
+    }
+    std::vector<ir::ValueId> outputs;
+    const auto readers = outer_.consumers();
+    for (std::size_t j = 0; j < graph_.outputs().size(); ++j) {
+      const ir::ValueId value = inner(graph_.outputs()[j]);
+      const std::vector<ir::NodeId> quantize = quantizers(part_.outer_outputs[j], readers);
+      if (quantize.empty()) {
+        outputs.push_back(value);
+        continue;
+      }
+      // The part's output is what the outer quantizers read.
+      outer_to_context_[part_.outer_outputs[j]] = value;
+      for (ir::NodeId id : quantize) {
+        const ir::Value& made = outer_.value(outer_.node(id).outputs[0]);
+        outputs.push_back(copy_outer(id, {made.type, made.name})[0]);
+      }
+    }
+    context_.set_outputs(outputs);
+    return std::move(context_);
+  }
+
+ private:
+  /// The outer DequantizeLinear making `value` (from a computed value or from a weight: a
+  /// quantized kernel), or -1.
+  ir::NodeId dequantized(ir::ValueId value) const {
+    const ir::Value& made = outer_.value(value);
+    if (made.kind != ir::ValueKind::kIntermediate) return -1;
+    return is_quantization_node(outer_, made.producer, "DequantizeLinear") ? made.producer : -1;
+  }
+
+  /// The outer QuantizeLinear nodes reading `value`, where they are all that reads it outside
+  /// the part and it is not a graph output; else none.
+  std::vector<ir::NodeId> quantizers(ir::ValueId value,
+                                     const std::vector<std::vector<std::pair<ir::NodeId, int32_t>>>& readers) const {
+    if (std::find(outer_.outputs().begin(), outer_.outputs().end(), value) != outer_.outputs().end()) return {};
+    std::vector<ir::NodeId> found;
+    for (const auto& [reader, index] : readers[value]) {
+      if (std::find(part_.nodes.begin(), part_.nodes.end(), reader) != part_.nodes.end()) continue;
+      if (index != 0 || !is_quantization_node(outer_, reader, "QuantizeLinear")) return {};
+      found.push_back(reader);
+    }
+    return found;
+  }
+
+  /// A copy of the outer node `id`, its first output typed and named `output`; each input is
+  /// the context's value for the outer one: where there is none yet, a copy of the weight, or
+  /// a new input of the computed value's name and type.
+  std::vector<ir::ValueId> copy_outer(ir::NodeId id, const ir::OutputSpec& output) {
+    const ir::Node& node = outer_.node(id);
+    std::vector<ir::ValueId> inputs;
+    for (std::size_t k = 0; k < node.inputs.size(); ++k) {
+      const ir::ValueId input = node.inputs[k];
+      if (input == ir::kNoValue) {
+        inputs.push_back(ir::kNoValue);
+        continue;
+      }
+      auto found = outer_to_context_.find(input);
+      if (found == outer_to_context_.end()) {
+        const ir::Value& value = outer_.value(input);
+        const ir::ValueId made = value.kind == ir::ValueKind::kWeight ? context_.add_weight(value.name, value.data)
+                                                                      : context_.add_input(name_of(outer_, input), value.type);
+        found = outer_to_context_.emplace(input, made).first;
+      }
+      inputs.push_back(found->second);
+    }
+    const ir::NodeId copy = context_.add_node(node.op, std::move(inputs), {output}, node.attrs, node.name, node.opaque);
+    return context_.node(copy).outputs;
+  }
+
+  ir::ValueId inner(ir::ValueId value) {
+    if (value == ir::kNoValue) return ir::kNoValue;
+    const auto found = inner_.find(value);
+    if (found != inner_.end()) return found->second;
+    // A weight: one context value for each outer weight, whichever of the part's nodes and the
+    // copied quantization nodes reads it first.
+    const auto outer = part_.outer_weights.find(value);
+    if (outer != part_.outer_weights.end()) {
+      const auto shared = outer_to_context_.find(outer->second);
+      if (shared != outer_to_context_.end()) return inner_[value] = shared->second;
+    }
+    const ir::Value& weight = graph_.value(value);
+    const ir::ValueId made = context_.add_weight(weight.name, weight.data);
+    if (outer != part_.outer_weights.end()) outer_to_context_[outer->second] = made;
+    return inner_[value] = made;
+  }
+
+  const ir::Graph& outer_;
+  const Subgraph& part_;
+  const ir::Graph& graph_;
+  ir::Graph context_;
+  std::unordered_map<ir::ValueId, ir::ValueId> inner_;             // graph_'s value → context's
+  std::unordered_map<ir::ValueId, ir::ValueId> outer_to_context_;  // outer value → context's
+};
+
 }  // namespace
+
+ir::Graph in_quantization_context(const ir::Graph& outer, const Subgraph& part, const ir::Graph& graph) {
+  QuantizationContext context(outer, part, graph);
+  if (!context.applies()) return graph;
+  return context.run();
+}
 
 Subgraph extract(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes) {
   return Extractor(graph, nodes).run();

@@ -13,6 +13,7 @@
 #include "onnx_io/onnx_io.h"
 #include "profile/ort_profiler.h"
 #include "rewrite/shape_testing.h"
+#include "search/subgraph.h"
 
 namespace graphsub {
 namespace {
@@ -250,6 +251,24 @@ TEST_CASE("graphs are exported and timed, a node is timed alone", "[profile]") {
   CHECK(entry.runs >= profile::OrtProfiler::node_limits().min_runs);
   CHECK(entry.median_ms >= 0);
   CHECK(profiler().measurements() > before);
+}
+
+TEST_CASE("a part of a quantized model runs in onnxruntime in its quantization context", "[profile]") {
+  // The two convolutions of models/qdq_branches.onnx, taken out with the dequantization before
+  // them and the quantization after (search::in_quantization_context), as the judge times a part.
+  const ir::Graph graph = onnx_io::import_model(model_path("qdq_branches.onnx"));
+  std::vector<ir::NodeId> convs;
+  for (ir::NodeId id : graph.node_ids()) {
+    if (graph.node(id).op == ir::OpKind::kConv) convs.push_back(id);
+  }
+  REQUIRE(convs.size() == 2);
+  const search::Subgraph part = search::extract(graph, convs);
+  const ir::Graph context = search::in_quantization_context(graph, part, part.graph);
+  REQUIRE(context.inputs().size() == 1);
+  const auto timings = profiler().time_graphs({&part.graph, &context}, {{"N", 1}}, profile::TimingLimits{});
+  REQUIRE(timings.size() == 2);
+  CHECK(timings[0].median_ms > 0);
+  CHECK(timings[1].median_ms > 0);
 }
 
 TEST_CASE("graphs with large weights are timed with the weights in one shared file", "[profile]") {

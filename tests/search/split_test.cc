@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -12,6 +13,7 @@
 #include "ops/folding.h"
 #include "cost/device.h"
 #include "models/builders/models.h"
+#include "onnx_io/onnx_io.h"
 #include "rewrite/matcher.h"
 #include "rewrite/rewrite_testing.h"
 #include "rules/shipped_rules.h"
@@ -428,6 +430,113 @@ TEST_CASE("a part whose search reaches the part budget is split again, and the r
   const search::OptimizeResult one_part = search::optimize(graph, testing::shipped_matcher(), model, options);
   CHECK(one_part.split.parts == 1);
   CHECK(one_part.split.resplit_parts == 0);
+}
+
+namespace {
+
+/// models/qdq_branches.onnx: two convolutions of one input in onnxruntime's QDQ form.
+ir::Graph qdq_branches() {
+  return onnx_io::import_model(std::string(GRAPHSUB_SOURCE_DIR) + "/models/qdq_branches.onnx");
+}
+
+ir::NodeId node_named(const ir::Graph& graph, const std::string& name) {
+  for (ir::NodeId id : graph.node_ids()) {
+    if (graph.node(id).name == name) return id;
+  }
+  FAIL("no node " << name);
+  return -1;
+}
+
+/// The op types of a graph's opaque nodes, counted.
+std::map<std::string, int> opaque_ops(const ir::Graph& graph) {
+  std::map<std::string, int> ops;
+  for (ir::NodeId id : graph.node_ids()) {
+    if (graph.node(id).opaque) ++ops[graph.node(id).opaque->op_type];
+  }
+  return ops;
+}
+
+/// A convolution costs ten times any other node: merging two convolutions pays.
+class ConvolutionsDear : public cost::CostModel {
+ public:
+  cost::Cost node_cost(const ir::Graph& graph, ir::NodeId id) const override {
+    return cost::Cost{graph.node(id).op == ir::OpKind::kConv ? 10.0 : 1.0, 0, 0, 1};
+  }
+};
+
+/// Records what the search asks the judge, and rejects everything.
+struct RecordingJudge : search::PartJudge {
+  std::vector<ir::Graph> originals, candidates;
+  bool keep(const ir::Graph& original, const ir::Graph& candidate, double) override {
+    originals.push_back(original);
+    candidates.push_back(candidate);
+    return false;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a part of a quantized model is put in the quantization around it", "[search][split]") {
+  const ir::Graph graph = qdq_branches();
+  const search::Subgraph part = search::extract(graph, {node_named(graph, "conv1"), node_named(graph, "conv2")});
+  // Taken out alone, the convolutions read dequantized floats: onnxruntime would run them in float.
+  REQUIRE(part.graph.inputs().size() == 5);  // the activation, two kernels, two biases
+  const ir::Graph context = search::in_quantization_context(graph, part, part.graph);
+  // In context: the quantized activation is the one input, the kernels and biases are quantized
+  // weights dequantized in the graph, and both outputs are quantized.
+  REQUIRE(context.inputs().size() == 1);
+  CHECK(context.value(context.inputs()[0]).name == "x_q");
+  CHECK(context.value(context.inputs()[0]).type.dtype == ir::DataType::kUint8);
+  CHECK(opaque_ops(context) == std::map<std::string, int>{{"DequantizeLinear", 5}, {"QuantizeLinear", 2}});
+  REQUIRE(context.outputs().size() == 2);
+  for (ir::ValueId output : context.outputs()) {
+    CHECK(context.value(output).type.dtype == ir::DataType::kUint8);
+    const ir::Node& producer = context.node(context.value(output).producer);
+    CHECK(producer.opaque->op_type == "QuantizeLinear");
+  }
+  CHECK(context.value(context.outputs()[0]).name == "c1_q");
+  CHECK(context.node_count() == part.graph.node_count() + 7);
+
+  // A graph derived from the part (here the part itself, stitched as is) gets the same context.
+  const ir::Graph again = search::in_quantization_context(graph, part, ir::Graph(part.graph));
+  CHECK(again.structural_hash() == context.structural_hash());
+
+  // A part with its quantization inside, or of a float model, is left as it is.
+  std::vector<ir::NodeId> all = graph.node_ids();
+  const search::Subgraph whole = search::extract(graph, all);
+  CHECK(search::in_quantization_context(graph, whole, whole.graph).structural_hash() == whole.graph.structural_hash());
+  const ScaledKernelConv c = scaled_kernel_conv();
+  const search::Subgraph plain = search::extract(c.graph, {c.conv});
+  CHECK(search::in_quantization_context(c.graph, plain, plain.graph).structural_hash() ==
+        plain.graph.structural_hash());
+}
+
+TEST_CASE("the judge times a changed part of a quantized model in its quantization", "[search][split]") {
+  // Parts of at most two nodes: the merge of the two convolutions is searched in a seam region of
+  // the two, and the judge is given it with the dequantization before and quantization after.
+  const ir::Graph graph = qdq_branches();
+  RecordingJudge judge;
+  search::OptimizerOptions options;
+  options.split_threshold = 2;
+  options.judge = &judge;
+  const search::OptimizeResult result = search::optimize(graph, testing::shipped_matcher(), ConvolutionsDear(), options);
+  REQUIRE(!judge.originals.empty());
+  bool merge_judged = false;
+  for (std::size_t i = 0; i < judge.originals.size(); ++i) {
+    const ir::Graph& original = judge.originals[i];
+    const ir::Graph& candidate = judge.candidates[i];
+    CHECK(original.inputs().size() == candidate.inputs().size());
+    CHECK(original.outputs().size() == candidate.outputs().size());
+    for (ir::ValueId input : original.inputs()) CHECK(original.value(input).type.dtype != ir::DataType::kFloat);
+    std::size_t convs = 0;
+    for (ir::NodeId id : original.node_ids()) convs += original.node(id).op == ir::OpKind::kConv ? 1 : 0;
+    if (convs == 2) {
+      merge_judged = true;
+      CHECK(opaque_ops(original).at("QuantizeLinear") == 2);
+    }
+  }
+  CHECK(merge_judged);
+  CHECK(result.search.best.structural_hash() == graph.structural_hash());  // every change rejected
 }
 
 }  // namespace graphsub
