@@ -316,6 +316,51 @@ TEST_CASE("add-convs-of-one-input keeps what a sum of two convolutions computes"
   }
 }
 
+/// x -> conv[activation](x, w1, b1, conv(x, w2, b2[, r])) as the graph output "z": a sum of two
+/// convolutions of one input after the residual fusion (with a residual input r of the inner one).
+ir::Graph residual_convs_of_one_input(const std::vector<int64_t>& input, int64_t filters, ConvParams params,
+                                      const std::string& activation, bool inner_residual) {
+  ir::Graph graph;
+  const ir::ValueId x = graph.add_input("x", float_type(input));
+  const ir::ValueId inner = add_conv(graph, x, filters, params, true, 31);
+  ir::ValueId y2 = inner;
+  if (inner_residual) {
+    const ir::Node& conv = graph.node(graph.value(inner).producer);
+    std::vector<ir::ValueId> inputs = conv.inputs;
+    inputs.push_back(graph.add_input("r", graph.value(inner).type));
+    y2 = graph.node(add_inferred(graph, ir::OpKind::kConv, inputs, params.attributes())).outputs[0];
+  }
+  std::vector<int64_t> dims = {filters, input[1] / params.group};
+  dims.insert(dims.end(), params.kernel.begin(), params.kernel.end());
+  params.activation = activation;
+  const ir::ValueId w1 = graph.add_weight({}, ir::share(testing::random_tensor(dims, 41)));
+  const ir::ValueId b1 = graph.add_weight({}, ir::share(testing::random_tensor({filters}, 42)));
+  const ir::ValueId z = graph.node(add_inferred(graph, ir::OpKind::kConv, {x, w1, b1, y2}, params.attributes())).outputs[0];
+  graph.set_name(z, "z");
+  graph.set_outputs({z});
+  return graph;
+}
+
+TEST_CASE("add-residual-convs-bias-of-one-input keeps what a fused sum of two convolutions computes", "[rules]") {
+  const std::vector<rules::Rule> rules = read_rules("depthwise.rules");
+  const ConvParams strided{{3, 1}, {2, 1}, {1, 0, 0, 0}, {2, 1}, 2};
+  for (const bool inner_residual : {false, true}) {
+    const rules::Rule& rule = rule_named(rules, inner_residual ? "add-residual-convs-bias-of-one-input-with-residual"
+                                                               : "add-residual-convs-bias-of-one-input");
+    for (const std::string activation : {"none", "relu"}) {
+      DYNAMIC_SECTION(rule.name << ", activation " << activation) {
+        check_every_match(residual_convs_of_one_input({1, 3, 8, 8}, 5, ConvParams{}, activation, inner_residual), rule, 1);
+        check_every_match(residual_convs_of_one_input({1, 4, 8, 8}, 4, depthwise(4), activation, inner_residual), rule, 1);
+        check_every_match(residual_convs_of_one_input({2, 4, 9, 7}, 6, strided, activation, inner_residual), rule, 1);
+      }
+    }
+    // The other rule of the pair does not match: a residual input is there or it is not.
+    const rules::Rule& other = rule_named(rules, inner_residual ? "add-residual-convs-bias-of-one-input"
+                                                                : "add-residual-convs-bias-of-one-input-with-residual");
+    CHECK(count_matches(residual_convs_of_one_input({1, 3, 8, 8}, 5, ConvParams{}, "none", inner_residual), other) == 0);
+  }
+}
+
 TEST_CASE("add-convs-of-two-inputs keeps what a sum of convolutions of two inputs computes", "[rules]") {
   const std::vector<rules::Rule> rules = read_rules("depthwise.rules");
   const ConvParams strided{{3, 3}, {2, 2}, {1, 0, 0, 1}};
@@ -558,7 +603,7 @@ TEST_CASE("the search finds TASO's Fig. 8c sequence", "[rules]") {
 
 TEST_CASE("the depthwise rules survive a print/parse round trip", "[rules]") {
   const std::vector<rules::Rule> rules = read_rules("depthwise.rules");
-  CHECK(rules.size() == 10);
+  CHECK(rules.size() == 12);
   CHECK(rules::parse_rules(rules::print_rules(rules), "again.rules") == rules);
 }
 
