@@ -205,7 +205,14 @@ class QuantizationContext {
       const ir::ValueId input = graph_.inputs()[i];
       const ir::NodeId dequantize = dequantized(part_.outer_inputs[i]);
       if (dequantize == -1) {
-        inner_[input] = context_.add_input(graph_.value(input).name, graph_.value(input).type);
+        // One context input per outer value: the part may read a quantized value both as it is
+        // and through a DequantizeLinear copied in front.
+        const ir::ValueId outer = part_.outer_inputs[i];
+        auto found = outer_to_context_.find(outer);
+        if (found == outer_to_context_.end()) {
+          found = outer_to_context_.emplace(outer, context_.add_input(graph_.value(input).name, graph_.value(input).type)).first;
+        }
+        inner_[input] = found->second;
       } else {
         inner_[input] = copy_outer(dequantize, {graph_.value(input).type, graph_.value(input).name})[0];
       }
