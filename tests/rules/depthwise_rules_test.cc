@@ -361,6 +361,41 @@ TEST_CASE("add-residual-convs-bias-of-one-input keeps what a fused sum of two co
   }
 }
 
+/// x -> conv(x, w, b) + batchnorm(x) as the graph output "z": a RepVGG block's identity branch.
+ir::Graph conv_plus_batchnorm_of_input(const std::vector<int64_t>& input, const ConvParams& params) {
+  ir::Graph graph;
+  const ir::ValueId x = graph.add_input("x", float_type(input));
+  const ir::ValueId y = add_conv(graph, x, input[1], params, true, 51);
+  std::vector<ir::ValueId> inputs = {x};
+  for (uint32_t k = 0; k < 4; ++k) {
+    // scale, shift, mean, and a positive variance
+    inputs.push_back(graph.add_weight({}, ir::share(k == 3 ? testing::random_tensor({input[1]}, 60 + k, 0.5f, 1.5f)
+                                                           : testing::random_tensor({input[1]}, 60 + k))));
+  }
+  ir::Attributes epsilon;
+  epsilon.set("epsilon", 1e-5f);
+  const ir::ValueId n = graph.node(add_inferred(graph, ir::OpKind::kBatchNormalization, inputs, epsilon)).outputs[0];
+  const ir::ValueId z = graph.node(add_inferred(graph, ir::OpKind::kAdd, {y, n})).outputs[0];
+  graph.set_name(z, "z");
+  graph.set_outputs({z});
+  return graph;
+}
+
+TEST_CASE("the identity-branch rules of unproved.rules keep what a RepVGG block computes", "[rules]") {
+  // Not proved from the axioms (so not in the default set), but numerically right.
+  const std::vector<rules::Rule> rules = read_rules("unproved.rules");
+  REQUIRE(rules.size() == 2);
+  ConvParams pointwise{{1, 1}, {1, 1}, {0, 0, 0, 0}};
+  check_every_match(conv_plus_batchnorm_of_input({1, 6, 5, 5}, pointwise),
+                    rule_named(rules, "add-batchnorm-of-input-to-pointwise-conv"), 1);
+  check_every_match(conv_plus_batchnorm_of_input({2, 4, 6, 7}, depthwise(4)),
+                    rule_named(rules, "add-batchnorm-of-input-to-depthwise-conv"), 1);
+  // A dense 3x3 convolution is neither.
+  CHECK(count_matches(conv_plus_batchnorm_of_input({1, 4, 5, 5}, ConvParams{}), rules[0]) == 0);
+  CHECK(count_matches(conv_plus_batchnorm_of_input({1, 4, 5, 5}, ConvParams{}), rules[1]) == 0);
+  CHECK(rules::parse_rules(rules::print_rules(rules), "again.rules") == rules);
+}
+
 TEST_CASE("add-convs-of-two-inputs keeps what a sum of convolutions of two inputs computes", "[rules]") {
   const std::vector<rules::Rule> rules = read_rules("depthwise.rules");
   const ConvParams strided{{3, 3}, {2, 2}, {1, 0, 0, 1}};
