@@ -372,10 +372,8 @@ class Optimizer {
       logger("search")->debug("part of {} nodes changed by {}", part.node_count(), fmt::join(rules, ", "));
     }
     const double predicted = found.initial_cost.time_ms > 0 ? found.best_cost.time_ms / found.initial_cost.time_ms : 1;
-    if (options_.judge->keep(in_quantization_context(outer, extracted, part),
-                             in_quantization_context(outer, extracted, found.best), predicted)) {
-      return true;
-    }
+    const QuantizationContext context(outer, extracted);
+    if (options_.judge->keep(context.around(part), context.around(found.best), predicted)) return true;
     ++result_.split.rejected;
     return false;
   }

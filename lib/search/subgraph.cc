@@ -178,44 +178,32 @@ bool is_quantization_node(const ir::Graph& graph, ir::NodeId id, const std::stri
   });
 }
 
-/// Builds in_quantization_context's graph: the copied DequantizeLinear nodes, `graph`'s nodes,
-/// then the copied QuantizeLinear nodes.
-class QuantizationContext {
+/// Builds QuantizationContext::around's graph: the copied DequantizeLinear nodes, `graph`'s
+/// nodes, then the copied QuantizeLinear nodes.
+class ContextBuilder {
  public:
-  QuantizationContext(const ir::Graph& outer, const Subgraph& part, const ir::Graph& graph)
-      : outer_(outer), part_(part), graph_(graph) {
+  ContextBuilder(const ir::Graph& outer, const Subgraph& part, const std::vector<ir::NodeId>& dequantizers,
+                 const std::vector<std::vector<ir::NodeId>>& quantizers, const ir::Graph& graph)
+      : outer_(outer), part_(part), dequantizers_(dequantizers), quantizers_(quantizers), graph_(graph) {
     context_.set_model_info(graph.model_info());
     context_.set_graph_name(graph.name());
-  }
-
-  /// Whether quantization surrounds the part at all.
-  bool applies() {
-    for (ir::ValueId input : part_.outer_inputs) {
-      if (dequantized(input) != -1) return true;
-    }
-    const auto readers = outer_.consumers();
-    for (ir::ValueId output : part_.outer_outputs) {
-      if (!quantizers(output, readers).empty()) return true;
-    }
-    return false;
   }
 
   ir::Graph run() {
     for (std::size_t i = 0; i < graph_.inputs().size(); ++i) {
       const ir::ValueId input = graph_.inputs()[i];
-      const ir::NodeId dequantize = dequantized(part_.outer_inputs[i]);
-      if (dequantize == -1) {
-        // One context input per outer value: the part may read a quantized value both as it is
-        // and through a DequantizeLinear copied in front.
-        const ir::ValueId outer = part_.outer_inputs[i];
-        auto found = outer_to_context_.find(outer);
-        if (found == outer_to_context_.end()) {
-          found = outer_to_context_.emplace(outer, context_.add_input(graph_.value(input).name, graph_.value(input).type)).first;
-        }
-        inner_[input] = found->second;
-      } else {
-        inner_[input] = copy_outer(dequantize, {graph_.value(input).type, graph_.value(input).name})[0];
+      if (dequantizers_[i] != -1) {
+        inner_[input] = copy_outer(dequantizers_[i], {graph_.value(input).type, graph_.value(input).name});
+        continue;
       }
+      // One context input per outer value: the part may read a quantized value both as it is
+      // and through a DequantizeLinear copied in front.
+      const ir::ValueId outer = part_.outer_inputs[i];
+      auto found = outer_to_context_.find(outer);
+      if (found == outer_to_context_.end()) {
+        found = outer_to_context_.emplace(outer, context_.add_input(graph_.value(input).name, graph_.value(input).type)).first;
+      }
+      inner_[input] = found->second;
     }
     const std::vector<ir::NodeId> order = graph_.topological_order().value();
     for (ir::NodeId id : order) {
@@ -228,19 +216,17 @@ class QuantizationContext {
       for (std::size_t k = 0; k < node.outputs.size(); ++k) inner_[node.outputs[k]] = context_.node(copy).outputs[k];
     }
     std::vector<ir::ValueId> outputs;
-    const auto readers = outer_.consumers();
     for (std::size_t j = 0; j < graph_.outputs().size(); ++j) {
       const ir::ValueId value = inner(graph_.outputs()[j]);
-      const std::vector<ir::NodeId> quantize = quantizers(part_.outer_outputs[j], readers);
-      if (quantize.empty()) {
+      if (quantizers_[j].empty()) {
         outputs.push_back(value);
         continue;
       }
       // The part's output is what the outer quantizers read.
       outer_to_context_[part_.outer_outputs[j]] = value;
-      for (ir::NodeId id : quantize) {
+      for (ir::NodeId id : quantizers_[j]) {
         const ir::Value& made = outer_.value(outer_.node(id).outputs[0]);
-        outputs.push_back(copy_outer(id, {made.type, made.name})[0]);
+        outputs.push_back(copy_outer(id, {made.type, made.name}));
       }
     }
     context_.set_outputs(outputs);
@@ -248,36 +234,13 @@ class QuantizationContext {
   }
 
  private:
-  /// The outer DequantizeLinear making `value` (from a computed value or from a weight: a
-  /// quantized kernel), or -1.
-  ir::NodeId dequantized(ir::ValueId value) const {
-    const ir::Value& made = outer_.value(value);
-    if (made.kind != ir::ValueKind::kIntermediate) return -1;
-    return is_quantization_node(outer_, made.producer, "DequantizeLinear") ? made.producer : -1;
-  }
-
-  /// The outer QuantizeLinear nodes reading `value`, where they are all that reads it outside
-  /// the part and it is not a graph output; else none.
-  std::vector<ir::NodeId> quantizers(ir::ValueId value,
-                                     const std::vector<std::vector<std::pair<ir::NodeId, int32_t>>>& readers) const {
-    if (std::find(outer_.outputs().begin(), outer_.outputs().end(), value) != outer_.outputs().end()) return {};
-    std::vector<ir::NodeId> found;
-    for (const auto& [reader, index] : readers[value]) {
-      if (std::find(part_.nodes.begin(), part_.nodes.end(), reader) != part_.nodes.end()) continue;
-      if (index != 0 || !is_quantization_node(outer_, reader, "QuantizeLinear")) return {};
-      found.push_back(reader);
-    }
-    return found;
-  }
-
-  /// A copy of the outer node `id`, its first output typed and named `output`; each input is
-  /// the context's value for the outer one: where there is none yet, a copy of the weight, or
-  /// a new input of the computed value's name and type.
-  std::vector<ir::ValueId> copy_outer(ir::NodeId id, const ir::OutputSpec& output) {
+  /// A copy of the outer node `id` (one output, typed and named `output`); each input is the
+  /// context's value for the outer one: where there is none yet, a copy of the weight, or a new
+  /// input of the computed value's name and type.
+  ir::ValueId copy_outer(ir::NodeId id, const ir::OutputSpec& output) {
     const ir::Node& node = outer_.node(id);
     std::vector<ir::ValueId> inputs;
-    for (std::size_t k = 0; k < node.inputs.size(); ++k) {
-      const ir::ValueId input = node.inputs[k];
+    for (ir::ValueId input : node.inputs) {
       if (input == ir::kNoValue) {
         inputs.push_back(ir::kNoValue);
         continue;
@@ -292,7 +255,7 @@ class QuantizationContext {
       inputs.push_back(found->second);
     }
     const ir::NodeId copy = context_.add_node(node.op, std::move(inputs), {output}, node.attrs, node.name, node.opaque);
-    return context_.node(copy).outputs;
+    return context_.node(copy).outputs[0];
   }
 
   ir::ValueId inner(ir::ValueId value) {
@@ -314,6 +277,8 @@ class QuantizationContext {
 
   const ir::Graph& outer_;
   const Subgraph& part_;
+  const std::vector<ir::NodeId>& dequantizers_;
+  const std::vector<std::vector<ir::NodeId>>& quantizers_;
   const ir::Graph& graph_;
   ir::Graph context_;
   std::unordered_map<ir::ValueId, ir::ValueId> inner_;             // graph_'s value → context's
@@ -322,10 +287,34 @@ class QuantizationContext {
 
 }  // namespace
 
-ir::Graph in_quantization_context(const ir::Graph& outer, const Subgraph& part, const ir::Graph& graph) {
-  QuantizationContext context(outer, part, graph);
-  if (!context.applies()) return graph;
-  return context.run();
+QuantizationContext::QuantizationContext(const ir::Graph& outer, const Subgraph& part) : outer_(outer), part_(part) {
+  for (ir::ValueId input : part.outer_inputs) {
+    const ir::Value& made = outer.value(input);
+    const bool dequantized = made.kind == ir::ValueKind::kIntermediate &&
+                             is_quantization_node(outer, made.producer, "DequantizeLinear");
+    dequantizers_.push_back(dequantized ? made.producer : -1);
+    empty_ = empty_ && !dequantized;
+  }
+  const std::unordered_set<ir::NodeId> members(part.nodes.begin(), part.nodes.end());
+  const auto readers = outer.consumers();
+  for (ir::ValueId output : part.outer_outputs) {
+    std::vector<ir::NodeId>& found = quantizers_.emplace_back();
+    if (std::find(outer.outputs().begin(), outer.outputs().end(), output) != outer.outputs().end()) continue;
+    for (const auto& [reader, index] : readers[output]) {
+      if (members.count(reader) != 0) continue;
+      if (index != 0 || !is_quantization_node(outer, reader, "QuantizeLinear")) {
+        found.clear();
+        break;
+      }
+      found.push_back(reader);
+    }
+    empty_ = empty_ && found.empty();
+  }
+}
+
+ir::Graph QuantizationContext::around(const ir::Graph& graph) const {
+  if (empty_) return graph;
+  return ContextBuilder(outer_, part_, dequantizers_, quantizers_, graph).run();
 }
 
 Subgraph extract(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes) {

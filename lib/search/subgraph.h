@@ -36,18 +36,33 @@ struct Stitched {
 /// outputs are redirected and nodes of `graph` left dead are removed.
 Stitched stitch(ir::Graph& graph, const Subgraph& part, const ir::Graph& optimized);
 
-/// `graph` (the part's graph, or one derived from it by rewrites: same inputs and outputs) with
-/// the quantization that surrounds the part in `outer` put around it, so that it is timed as the
-/// target runs it in the whole model: each input that an outer DequantizeLinear makes is made by
-/// a copy of that node, from an input of the quantized type (or a copy of the quantized weight,
-/// for a kernel dequantized outside the part); each
-/// output that is not a graph output and that only outer QuantizeLinear nodes read goes through
-/// copies of them, whose outputs are the graph's. onnxruntime runs a quantized (QDQ) model's
-/// convolutions and products as integer kernels only where it sees the DequantizeLinear before
-/// them and the QuantizeLinear after; a part timed without those runs in float, and a rewrite
-/// that stops the integer kernel (a merge of convolutions concatenating dequantized kernels)
-/// would look faster than it is. Only nodes whose scale and zero point are weights are copied.
-/// Returns `graph` unchanged where no quantization surrounds the part.
-ir::Graph in_quantization_context(const ir::Graph& outer, const Subgraph& part, const ir::Graph& graph);
+/// The quantization that surrounds a part in the graph it was taken out of (`outer`), to put
+/// around the part's graph, or one derived from it by rewrites (same inputs and outputs), so
+/// that it is timed as the target runs it in the whole model. onnxruntime runs a quantized (QDQ)
+/// model's convolutions and products as integer kernels only where it sees the DequantizeLinear
+/// before them and the QuantizeLinear after; a part timed without those runs in float, and a
+/// rewrite that stops the integer kernel (a merge of convolutions concatenating dequantized
+/// kernels) would look faster than it is.
+class QuantizationContext {
+ public:
+  /// Finds, in `outer`, the DequantizeLinear making each of the part's inputs (from a computed
+  /// value, or from a weight: a kernel dequantized outside the part) and, for each output that
+  /// is not a graph output, the QuantizeLinear nodes when they are all that reads it outside the
+  /// part. Only nodes whose scale and zero point are weights count.
+  QuantizationContext(const ir::Graph& outer, const Subgraph& part);
+  /// Whether no quantization surrounds the part.
+  bool empty() const { return empty_; }
+  /// `graph` with copies of those DequantizeLinear nodes in front, reading inputs of the
+  /// quantized type (or copies of the quantized weights), and copies of those QuantizeLinear
+  /// nodes after, whose outputs are the graph's; `graph` itself where the context is empty.
+  ir::Graph around(const ir::Graph& graph) const;
+
+ private:
+  const ir::Graph& outer_;
+  const Subgraph& part_;
+  std::vector<ir::NodeId> dequantizers_;             ///< Per part input: the outer node, or -1.
+  std::vector<std::vector<ir::NodeId>> quantizers_;  ///< Per part output: the outer nodes.
+  bool empty_ = true;
+};
 
 }  // namespace graphsub::search

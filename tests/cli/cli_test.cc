@@ -373,7 +373,7 @@ TEST_CASE("the measured target tries its layout forms on what it writes, and mea
 
 TEST_CASE("a quantized model's changed part is measured, and the output computes the same", "[cli]") {
   // models/qdq_branches.onnx in parts of two nodes: the merge of its two convolutions is a seam
-  // region, timed with the quantization around it (search::in_quantization_context; that the
+  // region, timed with the quantization around it (search::QuantizationContext; that the
   // judge gets it so is split_test's). What is kept depends on the measured times.
   const Scratch scratch("qdq_branches");
   const nlohmann::json json = optimize_report(scratch, "qdq_branches.onnx", "--check 2 --dim N=1 --split-threshold 2");

@@ -255,7 +255,7 @@ TEST_CASE("graphs are exported and timed, a node is timed alone", "[profile]") {
 
 TEST_CASE("a part of a quantized model runs in onnxruntime in its quantization context", "[profile]") {
   // The two convolutions of models/qdq_branches.onnx, taken out with the dequantization before
-  // them and the quantization after (search::in_quantization_context), as the judge times a part.
+  // them and the quantization after (search::QuantizationContext), as the judge times a part.
   const ir::Graph graph = onnx_io::import_model(model_path("qdq_branches.onnx"));
   std::vector<ir::NodeId> convs;
   for (ir::NodeId id : graph.node_ids()) {
@@ -263,7 +263,7 @@ TEST_CASE("a part of a quantized model runs in onnxruntime in its quantization c
   }
   REQUIRE(convs.size() == 2);
   const search::Subgraph part = search::extract(graph, convs);
-  const ir::Graph context = search::in_quantization_context(graph, part, part.graph);
+  const ir::Graph context = search::QuantizationContext(graph, part).around(part.graph);
   REQUIRE(context.inputs().size() == 1);
   const auto timings = profiler().time_graphs({&part.graph, &context}, {{"N", 1}}, profile::TimingLimits{});
   REQUIRE(timings.size() == 2);

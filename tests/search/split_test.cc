@@ -481,7 +481,8 @@ TEST_CASE("a part of a quantized model is put in the quantization around it", "[
   const search::Subgraph part = search::extract(graph, {node_named(graph, "conv1"), node_named(graph, "conv2")});
   // Taken out alone, the convolutions read dequantized floats: onnxruntime would run them in float.
   REQUIRE(part.graph.inputs().size() == 5);  // the activation, two kernels, two biases
-  const ir::Graph context = search::in_quantization_context(graph, part, part.graph);
+  REQUIRE_FALSE(search::QuantizationContext(graph, part).empty());
+  const ir::Graph context = search::QuantizationContext(graph, part).around(part.graph);
   // In context: the quantized activation is the one input, the kernels and biases are quantized
   // weights dequantized in the graph, and both outputs are quantized.
   REQUIRE(context.inputs().size() == 1);
@@ -498,16 +499,18 @@ TEST_CASE("a part of a quantized model is put in the quantization around it", "[
   CHECK(context.node_count() == part.graph.node_count() + 7);
 
   // A graph derived from the part (here the part itself, stitched as is) gets the same context.
-  const ir::Graph again = search::in_quantization_context(graph, part, ir::Graph(part.graph));
+  const ir::Graph again = search::QuantizationContext(graph, part).around(ir::Graph(part.graph));
   CHECK(again.structural_hash() == context.structural_hash());
 
   // A part with its quantization inside, or of a float model, is left as it is.
   std::vector<ir::NodeId> all = graph.node_ids();
   const search::Subgraph whole = search::extract(graph, all);
-  CHECK(search::in_quantization_context(graph, whole, whole.graph).structural_hash() == whole.graph.structural_hash());
+  CHECK(search::QuantizationContext(graph, whole).empty());
+  CHECK(search::QuantizationContext(graph, whole).around(whole.graph).structural_hash() == whole.graph.structural_hash());
   const ScaledKernelConv c = scaled_kernel_conv();
   const search::Subgraph plain = search::extract(c.graph, {c.conv});
-  CHECK(search::in_quantization_context(c.graph, plain, plain.graph).structural_hash() ==
+  CHECK(search::QuantizationContext(c.graph, plain).empty());
+  CHECK(search::QuantizationContext(c.graph, plain).around(plain.graph).structural_hash() ==
         plain.graph.structural_hash());
 }
 
