@@ -493,9 +493,7 @@ def export_quantized(name, opset, folder, exporter):
     """Exports the float model (once), quantizes it with onnxruntime's tools, and returns the
     quantized model's path and the float model's sizes."""
     import numpy as np
-    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic,
-                                          quantize_static)
-    from onnxruntime.quantization.shape_inference import quant_pre_process
+    from onnxruntime.quantization import QuantType, quantize_dynamic
     base, mode = QUANTIZED_MODELS[name]
     source, dims = export(base, opset, folder, exporter)
     path = export_path(name, opset, folder, exporter)
@@ -505,24 +503,32 @@ def export_quantized(name, opset, folder, exporter):
         quantize_dynamic(source, path, weight_type=QuantType.QInt8)
         return path, dims
 
-    class RandomImages(CalibrationDataReader):
-        """Four seeded random images: calibration ranges, not accuracy, are what a benchmark needs."""
+    rng = np.random.default_rng(0)
+    quantize_qdq(source, path, [{"input": rng.standard_normal((1, 3, 224, 224)).astype(np.float32)} for _ in range(4)])
+    return path, dims
+
+
+def quantize_qdq(source, path, feeds, per_channel=False):
+    """Writes `source` quantized by onnxruntime's quantize_static in the QDQ format (uint8
+    activations, int8 weights), calibrated on `feeds` (input dicts; seeded random images: the
+    ranges, not accuracy, are what a speed benchmark needs). Needs the onnxruntime package."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    class Feeds(CalibrationDataReader):
         def __init__(self):
-            rng = np.random.default_rng(0)
-            self.images = iter([{"input": rng.standard_normal((1, 3, 224, 224)).astype(np.float32)}
-                                for _ in range(4)])
+            self.feeds = iter(feeds)
 
         def get_next(self):
-            return next(self.images, None)
+            return next(self.feeds, None)
 
     prepared = path + ".prepared.onnx"
     quant_pre_process(source, prepared)
     try:
-        quantize_static(prepared, path, RandomImages(), quant_format=QuantFormat.QDQ,
-                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+        quantize_static(prepared, path, Feeds(), quant_format=QuantFormat.QDQ, activation_type=QuantType.QUInt8,
+                        weight_type=QuantType.QInt8, per_channel=per_channel)
     finally:
         os.remove(prepared)
-    return path, dims
 
 
 def describe(path):

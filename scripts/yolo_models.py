@@ -57,29 +57,6 @@ def vary_batch_norms(model, torch):
                 module.running_var.uniform_(0.5, 1.5)
 
 
-def quantize(source, path, size):
-    """Writes `source` quantized as onnxruntime's quantize_static does in the QDQ format."""
-    import numpy as np
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-    from onnxruntime.quantization.shape_inference import quant_pre_process
-
-    class RandomImages(CalibrationDataReader):
-        def __init__(self):
-            rng = np.random.default_rng(0)
-            self.images = iter([{"images": rng.random((1, 3, size, size)).astype(np.float32)} for _ in range(4)])
-
-        def get_next(self):
-            return next(self.images, None)
-
-    prepared = path + ".prepared.onnx"
-    quant_pre_process(source, prepared)
-    try:
-        quantize_static(prepared, path, RandomImages(), quant_format=QuantFormat.QDQ,
-                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=True)
-    finally:
-        os.remove(prepared)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--folder", required=True, help="where the .onnx files go")
@@ -90,7 +67,9 @@ def main():
     parser.add_argument("--quantized", action="store_true", help="also write <model>_qdq.onnx (quantize_static, QDQ)")
     args = parser.parse_args()
 
+    import numpy as np
     import torch
+    from torch_models import quantize_qdq  # scripts/ is this script's folder
     from ultralytics import RTDETR, YOLO
 
     os.makedirs(args.folder, exist_ok=True)
@@ -115,7 +94,9 @@ def main():
         print("wrote", path, flush=True)
         if args.quantized:
             quantized = path[:-len(".onnx")] + "_qdq.onnx"
-            quantize(path, quantized, args.size)
+            rng = np.random.default_rng(0)
+            quantize_qdq(path, quantized, [{"images": rng.random((1, 3, args.size, args.size)).astype(np.float32)}
+                                           for _ in range(4)], per_channel=True)
             print("wrote", quantized, flush=True)
     return 0
 

@@ -17,6 +17,20 @@ std::string name_of(const ir::Graph& graph, ir::ValueId id) {
   return name.empty() ? "v" + std::to_string(id) : name;
 }
 
+/// Adds to `into` a copy of `node` (a node of `from`), each input mapped by `map`, and records
+/// in `mapped` the copy's output behind each of the node's; returns the copy's id.
+template <typename Map>
+ir::NodeId add_copy(ir::Graph& into, const ir::Graph& from, const ir::Node& node, Map&& map,
+                    std::unordered_map<ir::ValueId, ir::ValueId>& mapped) {
+  std::vector<ir::ValueId> inputs;
+  for (ir::ValueId input : node.inputs) inputs.push_back(map(input));
+  std::vector<ir::OutputSpec> outputs;
+  for (ir::ValueId output : node.outputs) outputs.push_back({from.value(output).type, from.value(output).name});
+  const ir::NodeId copy = into.add_node(node.op, std::move(inputs), outputs, node.attrs, node.name, node.opaque);
+  for (std::size_t k = 0; k < node.outputs.size(); ++k) mapped[node.outputs[k]] = into.node(copy).outputs[k];
+  return copy;
+}
+
 /// Builds the subgraph's nodes, mapping each outer value read to a subgraph value.
 class Extractor {
  public:
@@ -60,12 +74,7 @@ class Extractor {
   }
 
   void copy_node(const ir::Node& node) {
-    std::vector<ir::ValueId> inputs;
-    for (ir::ValueId input : node.inputs) inputs.push_back(inner(input));
-    std::vector<ir::OutputSpec> outputs;
-    for (ir::ValueId output : node.outputs) outputs.push_back({outer_.value(output).type, outer_.value(output).name});
-    const ir::NodeId copy = part_.graph.add_node(node.op, std::move(inputs), outputs, node.attrs, node.name, node.opaque);
-    for (std::size_t k = 0; k < node.outputs.size(); ++k) inner_[node.outputs[k]] = part_.graph.node(copy).outputs[k];
+    add_copy(part_.graph, outer_, node, [&](ir::ValueId input) { return inner(input); }, inner_);
   }
 
   /// Copies a folded node from outside the part; the stitch maps its outputs back.
@@ -152,13 +161,7 @@ class Stitcher {
   }
 
   ir::NodeId copy_node(const ir::Node& node) {
-    std::vector<ir::ValueId> inputs;
-    for (ir::ValueId input : node.inputs) inputs.push_back(outer(input));
-    std::vector<ir::OutputSpec> outputs;
-    for (ir::ValueId output : node.outputs) outputs.push_back({optimized_.value(output).type, optimized_.value(output).name});
-    const ir::NodeId copy = graph_.add_node(node.op, std::move(inputs), outputs, node.attrs, node.name, node.opaque);
-    for (std::size_t k = 0; k < node.outputs.size(); ++k) outer_[node.outputs[k]] = graph_.node(copy).outputs[k];
-    return copy;
+    return add_copy(graph_, optimized_, node, [&](ir::ValueId input) { return outer(input); }, outer_);
   }
 
   ir::Graph& graph_;
@@ -207,13 +210,7 @@ class ContextBuilder {
     }
     const std::vector<ir::NodeId> order = graph_.topological_order().value();
     for (ir::NodeId id : order) {
-      const ir::Node& node = graph_.node(id);
-      std::vector<ir::ValueId> inputs;
-      for (ir::ValueId input : node.inputs) inputs.push_back(inner(input));
-      std::vector<ir::OutputSpec> outputs;
-      for (ir::ValueId output : node.outputs) outputs.push_back({graph_.value(output).type, graph_.value(output).name});
-      const ir::NodeId copy = context_.add_node(node.op, std::move(inputs), outputs, node.attrs, node.name, node.opaque);
-      for (std::size_t k = 0; k < node.outputs.size(); ++k) inner_[node.outputs[k]] = context_.node(copy).outputs[k];
+      add_copy(context_, graph_, graph_.node(id), [&](ir::ValueId input) { return inner(input); }, inner_);
     }
     std::vector<ir::ValueId> outputs;
     for (std::size_t j = 0; j < graph_.outputs().size(); ++j) {
