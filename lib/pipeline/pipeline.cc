@@ -114,6 +114,7 @@ Json split_json(const search::SplitStats& split, std::size_t threshold) {
           {"seam_substitutions", split.seam_steps},
           {"measured_parts", split.judged},
           {"rejected_parts", split.rejected},
+          {"parts_searched_again", split.retried},
           {"seconds", {{"split", split.split_seconds}, {"parts", split.parts_seconds}, {"seams", split.seam_seconds}}}};
 }
 

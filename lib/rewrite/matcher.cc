@@ -563,12 +563,22 @@ void match_at(const GraphIndex& index, ir::NodeId id, const std::vector<Matcher:
 }  // namespace
 
 Matcher::Matcher(const std::vector<rules::Rule>& rules, OperandOrder order) {
-  for (const rules::Rule& rule : rules) {
-    Plan plan = plan_of(rule, order);
-    by_anchor_op_[rule.source[0].op].push_back(plans_.size());
-    plans_.push_back(std::move(plan));
-    largest_source_ = std::max(largest_source_, rule.source.size());
+  for (const rules::Rule& rule : rules) add(plan_of(rule, order));
+}
+
+void Matcher::add(Plan plan) {
+  const rules::Rule& rule = *plan.rule;
+  by_anchor_op_[rule.source[0].op].push_back(plans_.size());
+  plans_.push_back(std::move(plan));
+  largest_source_ = std::max(largest_source_, rule.source.size());
+}
+
+Matcher Matcher::without(const std::vector<std::string>& names) const {
+  Matcher less;
+  for (const Plan& plan : plans_) {
+    if (std::find(names.begin(), names.end(), plan.rule->name) == names.end()) less.add(plan);
   }
+  return less;
 }
 
 std::vector<Match> Matcher::find_all(const ir::Graph& graph) const {

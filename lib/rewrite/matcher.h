@@ -41,6 +41,9 @@ class Matcher {
   /// The rules must outlive the Matcher: a temporary list is refused.
   explicit Matcher(std::vector<rules::Rule>&& rules, OperandOrder order = OperandOrder::kEitherOrder) = delete;
 
+  /// This Matcher less the rules named in `names`: what a search without them matches.
+  Matcher without(const std::vector<std::string>& names) const;
+
   /// Every match of every rule, ordered by anchor node id, then rule order, then the ids of the
   /// other nodes.
   std::vector<Match> find_all(const ir::Graph& graph) const;
@@ -82,6 +85,9 @@ class Matcher {
   std::vector<Plan> plans_;
   std::map<ir::OpKind, std::vector<std::size_t>> by_anchor_op_;  ///< Op → indices into plans_.
   std::size_t largest_source_ = 0;  ///< Nodes in the largest source pattern.
+
+  Matcher() = default;
+  void add(Plan plan);
 };
 
 }  // namespace graphsub::rewrite

@@ -51,48 +51,11 @@ void count_work(SearchResult& total, const SearchResult& part) {
   total.rejected += part.rejected;
 }
 
-/// Adds a part's counters and stop reason to the whole run's, and its steps when it was kept.
-void accumulate(SearchResult& total, const SearchResult& part, bool kept) {
+/// Adds a part's search's counters and stop reason to the whole run's (also for a search whose
+/// result was dropped).
+void accumulate(SearchResult& total, const SearchResult& part) {
   count_work(total, part);
   total.stop = worse(total.stop, part.stop);
-  if (kept) total.steps.insert(total.steps.end(), part.steps.begin(), part.steps.end());
-}
-
-/// The convex hull of `nodes` in `graph`: every node on a path between two of them.
-std::vector<ir::NodeId> convex_hull(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes) {
-  const auto consumers = graph.consumers();
-  auto reach = [&](bool forward) {
-    std::vector<bool> seen(static_cast<std::size_t>(graph.node_capacity()), false);
-    std::vector<ir::NodeId> stack(nodes.begin(), nodes.end());
-    for (ir::NodeId id : nodes) seen[static_cast<std::size_t>(id)] = true;
-    while (!stack.empty()) {
-      const ir::Node& node = graph.node(stack.back());
-      stack.pop_back();
-      std::vector<ir::NodeId> next;
-      for (ir::ValueId value : forward ? node.outputs : node.inputs) {
-        if (value == ir::kNoValue) continue;
-        if (forward) {
-          for (const auto& use : consumers[static_cast<std::size_t>(value)]) next.push_back(use.first);
-        } else if (graph.value(value).kind == ir::ValueKind::kIntermediate) {
-          next.push_back(graph.value(value).producer);
-        }
-      }
-      for (ir::NodeId id : next) {
-        if (!seen[static_cast<std::size_t>(id)]) {
-          seen[static_cast<std::size_t>(id)] = true;
-          stack.push_back(id);
-        }
-      }
-    }
-    return seen;
-  };
-  const std::vector<bool> below = reach(true);
-  const std::vector<bool> above = reach(false);
-  std::vector<ir::NodeId> hull;
-  for (ir::NodeId id : graph.node_ids()) {
-    if (below[static_cast<std::size_t>(id)] && above[static_cast<std::size_t>(id)]) hull.push_back(id);
-  }
-  return hull;
 }
 
 /// Groups of matches joined by shared nodes (union-find), each as the union of its nodes,
@@ -230,8 +193,15 @@ class Optimizer {
   /// The search of `graph`: the memo's (SearchMemo) applied to it, where the memo kept one of a
   /// graph that hashes alike; else run, and kept there when final.
   SearchResult memoized_search(const ir::Graph& graph, std::size_t& reused) const {
+    return memoized_search(graph, reused, matcher_, {});
+  }
+
+  /// The same with `matcher`, which is matcher_ less the rules named in `left_out`.
+  SearchResult memoized_search(const ir::Graph& graph, std::size_t& reused, const rewrite::Matcher& matcher,
+                               const std::vector<std::string>& left_out) const {
     SearchMemo* memo = options_.search_memo;
-    const uint64_t key = memo ? memo_key(graph) : 0;
+    uint64_t key = memo ? memo_key(graph) : 0;
+    for (const std::string& name : left_out) key = ir::hash_combine(key, std::hash<std::string>{}(name));
     if (memo) {
       if (std::optional<SearchResult> known = memo->find(key)) {
         ++reused;
@@ -240,7 +210,7 @@ class Optimizer {
       }
     }
     const int64_t provisional = model_.provisional_answers();
-    SearchResult found = run_search(options_.mode, graph, matcher_, model_, part_options());
+    SearchResult found = run_search(options_.mode, graph, matcher, model_, part_options());
     if (memo && found.stop != StopReason::kTimeLimit && model_.provisional_answers() == provisional) {
       memo->keep(key, found);
     }
@@ -294,11 +264,10 @@ class Optimizer {
     std::unordered_map<ir::ValueId, ir::ValueId> moved;  // input value → value now behind it
     for (std::size_t i = 0; i < searches.size(); ++i) {
       Subgraph& part = searches[i].part;
-      const SearchResult& found = searches[i].found;
-      const bool kept = approved(input_, part, found);
-      accumulate(result_.search, found, kept);
+      const std::optional<SearchResult> kept = judged(input_, part, searches[i].found);
       for (ir::NodeId id : part.nodes) part_of_[id] = i;
       if (!kept) continue;
+      const SearchResult& found = *kept;
       auto follow = [&](ir::ValueId& outer) {
         const auto it = moved.find(outer);
         if (it != moved.end()) outer = it->second;
@@ -347,24 +316,71 @@ class Optimizer {
       if (region.size() > limit) continue;
       ++result_.split.seam_regions;
       Subgraph part = extract(graph, region);
-      const SearchResult found = memoized_search(part.graph, result_.split.reused_seams);
-      const bool kept = approved(graph, part, found);
-      accumulate(result_.search, found, kept);
+      const std::optional<SearchResult> kept =
+          judged(graph, part, memoized_search(part.graph, result_.split.reused_seams));
       if (!kept) continue;
-      result_.split.seam_steps += found.steps.size();
-      for (ir::NodeId id : stitch(graph, part, found.best).nodes) part_of_[id] = next_label;
+      result_.split.seam_steps += kept->steps.size();
+      for (ir::NodeId id : stitch(graph, part, kept->best).nodes) part_of_[id] = next_label;
       ++next_label;
       changed = true;
     }
     return changed;
   }
 
-  /// Whether a part's search result replaces the part (taken out of `outer`): it changed
-  /// something, and the judge (if any) agrees, given both in the part's quantization context.
-  bool approved(const ir::Graph& outer, const Subgraph& extracted, const SearchResult& found) {
+  /// What replaces a part (taken out of `outer`): its search's result `found` when it changed
+  /// something and the judge (if any) agrees, given both with the nodes around the part
+  /// (in_context). Where the judge refuses it, the part is searched again less each rule the
+  /// refused result used, in turn, and those alternatives are judged from the lowest cost up, at
+  /// most OptimizerOptions::retries of them, each only where its cost is at most
+  /// OptimizerOptions::retry_below of the part's: a rewrite the cost model counts as a gain (it sums
+  /// operators) may stop a runtime's fusion that the judge sees (a GELU's division as a product),
+  /// and the part's other rewrites may win without it. nullopt: the part stays as it is. The work
+  /// of every search and the steps of the one kept are added to the run's.
+  std::optional<SearchResult> judged(const ir::Graph& outer, const Subgraph& extracted, const SearchResult& found) {
+    accumulate(result_.search, found);
+    if (found.steps.empty()) return std::nullopt;
+    if (!options_.judge || judge_keeps(outer, extracted, found)) return kept(found);
+    if (options_.retries <= 0) return std::nullopt;
+    std::vector<std::string> used;
+    for (const AppliedStep& step : found.steps) {
+      if (std::find(used.begin(), used.end(), step.rule) == used.end()) used.push_back(step.rule);
+    }
+    std::vector<SearchResult> alternatives(used.size());
+    std::vector<std::size_t> reused(used.size(), 0);
+    run_parallel(used.size(), threads_, [&](std::size_t k) {
+      alternatives[k] = memoized_search(extracted.graph, reused[k], matcher_.without({used[k]}), {used[k]});
+    });
+    std::vector<std::size_t> order;
+    for (std::size_t k = 0; k < used.size(); ++k) {
+      accumulate(result_.search, alternatives[k]);
+      result_.split.reused_parts += reused[k];
+      const SearchResult& alternative = alternatives[k];
+      if (alternative.steps.empty()) continue;
+      if (alternative.best_cost.time_ms > options_.retry_below * alternative.initial_cost.time_ms) continue;
+      order.push_back(k);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return alternatives[a].best_cost.time_ms < alternatives[b].best_cost.time_ms;
+    });
+    const auto retries = static_cast<std::size_t>(options_.retries);
+    if (order.size() > retries) order.resize(retries);
+    for (std::size_t k : order) {
+      logger("search")->debug("part of {} nodes searched again without {}", extracted.graph.node_count(), used[k]);
+      ++result_.split.retried;
+      if (judge_keeps(outer, extracted, alternatives[k])) return kept(alternatives[k]);
+    }
+    return std::nullopt;
+  }
+
+  /// `found` as kept: its steps added to the run's.
+  SearchResult kept(const SearchResult& found) {
+    result_.search.steps.insert(result_.search.steps.end(), found.steps.begin(), found.steps.end());
+    return found;
+  }
+
+  /// Whether the judge keeps `found` for the part, given both in the part's context.
+  bool judge_keeps(const ir::Graph& outer, const Subgraph& extracted, const SearchResult& found) {
     const ir::Graph& part = extracted.graph;
-    if (found.steps.empty()) return false;
-    if (!options_.judge) return true;
     ++result_.split.judged;
     if (logger("search")->should_log(spdlog::level::debug)) {
       std::vector<std::string> rules;
@@ -372,8 +388,8 @@ class Optimizer {
       logger("search")->debug("part of {} nodes changed by {}", part.node_count(), fmt::join(rules, ", "));
     }
     const double predicted = found.initial_cost.time_ms > 0 ? found.best_cost.time_ms / found.initial_cost.time_ms : 1;
-    const QuantizationContext context(outer, extracted);
-    if (options_.judge->keep(context.around(part), context.around(found.best), predicted)) return true;
+    const TimedPair timed = in_context(outer, extracted, found.best, options_.context_depth);
+    if (options_.judge->keep(timed.original, timed.candidate, predicted)) return true;
     ++result_.split.rejected;
     return false;
   }

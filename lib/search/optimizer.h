@@ -101,6 +101,18 @@ struct OptimizerOptions {
   /// When set, every part and seam region the search changed is kept only if the judge agrees.
   /// Not used when the graph is searched as one part (its caller checks the whole result).
   PartJudge* judge = nullptr;
+  /// Steps around a changed part whose cheap nodes the judge times with it (with_neighbours in
+  /// subgraph.h), so that it sees the runtime's fusions across the part's boundary.
+  int context_depth = 4;
+  /// Where the judge refuses a part's result, the part is searched again less each rule that
+  /// result used, in turn; at most this many of those alternatives are judged, from the lowest
+  /// cost up. 0: a refused part stays as it is.
+  int retries = 2;
+  /// An alternative is judged only where its cost is at most this fraction of the part's: the
+  /// judge keeps a part only for a gain beyond its noise (1-1.3 % of the part's time here), and
+  /// judging alternatives priced at a percent or two cost ViT-B/16's cold run 30 s (22 of them,
+  /// scalar folds into its products at 0.99 of their parts, about 1 s each, none kept).
+  double retry_below = 0.97;
   /// When set, the split of the input is taken from here if it was computed for the same graph
   /// and threshold, and stored here otherwise.
   SplitMemo* split_memo = nullptr;
@@ -120,7 +132,8 @@ struct SplitStats {
   std::size_t seam_regions = 0;     ///< Regions around seams searched again.
   std::size_t seam_steps = 0;       ///< Substitutions found there.
   std::size_t judged = 0;           ///< Changed parts and seam regions the judge was asked about.
-  std::size_t rejected = 0;         ///< Of those, the ones it kept as they were.
+  std::size_t rejected = 0;         ///< Of those, the ones it refused.
+  std::size_t retried = 0;          ///< Of those, alternatives judged after a refusal (less one rule).
   double split_seconds = 0;
   double parts_seconds = 0;
   double seam_seconds = 0;

@@ -170,6 +170,22 @@ class Stitcher {
   std::unordered_map<ir::ValueId, ir::ValueId> outer_;
 };
 
+/// Whether a node of kind `op` may be put around a part for timing (with_neighbours): not a
+/// convolution, a matrix product, a recurrent or an opaque node, whose time would swamp the
+/// part's.
+bool fusable_neighbour(ir::OpKind op) {
+  switch (op) {
+    case ir::OpKind::kOpaque:
+    case ir::OpKind::kConv:
+    case ir::OpKind::kConvTranspose:
+    case ir::OpKind::kMatMul:
+    case ir::OpKind::kGemm:
+    case ir::OpKind::kEinsum:
+    case ir::OpKind::kLSTM: return false;
+    default: return true;
+  }
+}
+
 /// An opaque ai.onnx node of type `op` whose inputs past the first (scale, zero point) are all
 /// weights.
 bool is_quantization_node(const ir::Graph& graph, ir::NodeId id, const std::string& op) {
@@ -284,6 +300,84 @@ class ContextBuilder {
 
 }  // namespace
 
+std::vector<ir::NodeId> convex_hull(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
+                                    const std::vector<std::vector<std::pair<ir::NodeId, int32_t>>>& consumers) {
+  auto reach = [&](bool forward) {
+    std::vector<bool> seen(static_cast<std::size_t>(graph.node_capacity()), false);
+    std::vector<ir::NodeId> stack(nodes.begin(), nodes.end());
+    for (ir::NodeId id : nodes) seen[static_cast<std::size_t>(id)] = true;
+    while (!stack.empty()) {
+      const ir::Node& node = graph.node(stack.back());
+      stack.pop_back();
+      std::vector<ir::NodeId> next;
+      for (ir::ValueId value : forward ? node.outputs : node.inputs) {
+        if (value == ir::kNoValue) continue;
+        if (forward) {
+          for (const auto& use : consumers[static_cast<std::size_t>(value)]) next.push_back(use.first);
+        } else if (graph.value(value).kind == ir::ValueKind::kIntermediate) {
+          next.push_back(graph.value(value).producer);
+        }
+      }
+      for (ir::NodeId id : next) {
+        if (!seen[static_cast<std::size_t>(id)]) {
+          seen[static_cast<std::size_t>(id)] = true;
+          stack.push_back(id);
+        }
+      }
+    }
+    return seen;
+  };
+  const std::vector<bool> below = reach(true);
+  const std::vector<bool> above = reach(false);
+  std::vector<ir::NodeId> hull;
+  for (ir::NodeId id : graph.node_ids()) {
+    if (below[static_cast<std::size_t>(id)] && above[static_cast<std::size_t>(id)]) hull.push_back(id);
+  }
+  return hull;
+}
+
+
+std::vector<ir::NodeId> convex_hull(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes) {
+  return convex_hull(graph, nodes, graph.consumers());
+}
+
+std::vector<ir::NodeId> with_neighbours(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes, int depth) {
+  const auto consumers = graph.consumers();
+  std::vector<ir::NodeId> grown = nodes;
+  std::unordered_set<ir::NodeId> members(nodes.begin(), nodes.end());
+  std::vector<ir::NodeId> frontier = nodes;
+  for (int step = 0; step < depth && !frontier.empty(); ++step) {
+    std::vector<ir::NodeId> candidates;
+    for (ir::NodeId id : frontier) {
+      const ir::Node& node = graph.node(id);
+      for (ir::ValueId output : node.outputs) {
+        if (output == ir::kNoValue) continue;
+        for (const auto& use : consumers[static_cast<std::size_t>(output)]) candidates.push_back(use.first);
+      }
+      for (ir::ValueId input : node.inputs) {
+        if (input != ir::kNoValue && graph.value(input).kind == ir::ValueKind::kIntermediate) {
+          candidates.push_back(graph.value(input).producer);
+        }
+      }
+    }
+    std::sort(candidates.begin(), candidates.end());
+    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    std::vector<ir::NodeId> next;
+    for (ir::NodeId id : candidates) {
+      if (members.count(id) != 0 || !fusable_neighbour(graph.node(id).op)) continue;
+      grown.push_back(id);
+      if (convex_hull(graph, grown, consumers).size() == grown.size()) {
+        members.insert(id);
+        next.push_back(id);
+      } else {
+        grown.pop_back();
+      }
+    }
+    frontier = std::move(next);
+  }
+  return grown;
+}
+
 QuantizationContext::QuantizationContext(const ir::Graph& outer, const Subgraph& part) : outer_(outer), part_(part) {
   for (ir::ValueId input : part.outer_inputs) {
     const ir::Value& made = outer.value(input);
@@ -320,6 +414,23 @@ Subgraph extract(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes) {
 
 Stitched stitch(ir::Graph& graph, const Subgraph& part, const ir::Graph& optimized) {
   return Stitcher(graph, part, optimized).run();
+}
+
+TimedPair in_context(const ir::Graph& outer, const Subgraph& part, const ir::Graph& candidate, int depth) {
+  const std::vector<ir::NodeId> wide = with_neighbours(outer, part.nodes, depth);
+  if (wide.size() == part.nodes.size()) {
+    const QuantizationContext context(outer, part);
+    return {context.around(part.graph), context.around(candidate)};
+  }
+  const Subgraph before = extract(outer, wide);
+  ir::Graph changed = outer;
+  std::vector<ir::NodeId> kept = stitch(changed, part, candidate).nodes;
+  const std::unordered_set<ir::NodeId> inside(part.nodes.begin(), part.nodes.end());
+  for (ir::NodeId id : wide) {
+    if (inside.count(id) == 0 && changed.has_node(id)) kept.push_back(id);
+  }
+  const Subgraph after = extract(changed, kept);
+  return {QuantizationContext(outer, before).around(before.graph), QuantizationContext(changed, after).around(after.graph)};
 }
 
 }  // namespace graphsub::search

@@ -36,6 +36,21 @@ struct Stitched {
 /// outputs are redirected and nodes of `graph` left dead are removed.
 Stitched stitch(ir::Graph& graph, const Subgraph& part, const ir::Graph& optimized);
 
+/// The convex hull of `nodes` in `graph`: every node on a path between two of them.
+/// `consumers` is graph.consumers().
+std::vector<ir::NodeId> convex_hull(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
+                                    const std::vector<std::vector<std::pair<ir::NodeId, int32_t>>>& consumers);
+std::vector<ir::NodeId> convex_hull(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes);
+
+/// `nodes` (convex in `graph`) and the nodes around them, up to `depth` steps away, that a
+/// runtime may fuse with them: each step takes in the readers of the set's outputs and the makers
+/// of its inputs that are neither convolutions nor matrix products nor recurrent or opaque nodes
+/// (element-wise, data movement, reductions, normalization), where the set stays convex without
+/// taking in anything else. A part whose boundary cuts through a pattern the runtime fuses (a
+/// GELU, a layer normalization) is timed by itself with the pattern unfused on both sides; with
+/// these around it, as the whole model runs it.
+std::vector<ir::NodeId> with_neighbours(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes, int depth);
+
 /// The quantization that surrounds a part in the graph it was taken out of (`outer`), to put
 /// around the part's graph, or one derived from it by rewrites (same inputs and outputs), so
 /// that it is timed as the target runs it in the whole model. onnxruntime runs a quantized (QDQ)
@@ -64,5 +79,17 @@ class QuantizationContext {
   std::vector<std::vector<ir::NodeId>> quantizers_;  ///< Per part output: the outer nodes.
   bool empty_ = true;
 };
+
+/// A changed part as a judge times it: the original and the candidate, each with the same nodes
+/// around it.
+struct TimedPair {
+  ir::Graph original;
+  ir::Graph candidate;
+};
+
+/// The part (taken out of `outer`) and `candidate` (derived from part.graph by rewrites) with
+/// the nodes around the part that a runtime may fuse with it (with_neighbours, `depth` steps;
+/// 0: none), and the quantization around those (QuantizationContext).
+TimedPair in_context(const ir::Graph& outer, const Subgraph& part, const ir::Graph& candidate, int depth);
 
 }  // namespace graphsub::search

@@ -49,6 +49,24 @@ TEST_CASE("conv followed by relu matches the fusion rule") {
                                              std::to_string(g.relu));
 }
 
+TEST_CASE("a matcher less a rule finds the other rules' matches and none of that rule's") {
+  const std::vector<rules::Rule> rules = rules::default_rules();
+  ConvRelu g;
+  const Matcher all(rules);
+  const std::vector<Match> matches = all.find_all(g.graph);
+  REQUIRE_FALSE(matches.empty());
+  const std::string left_out = matches[0].rule->name;
+  const std::vector<Match> fewer = all.without({left_out}).find_all(g.graph);
+  std::vector<const rules::Rule*> expected;
+  for (const Match& match : matches) {
+    if (match.rule->name != left_out) expected.push_back(match.rule);
+  }
+  std::vector<const rules::Rule*> found;
+  for (const Match& match : fewer) found.push_back(match.rule);
+  CHECK(found == expected);
+  CHECK(all.without({}).find_all(g.graph).size() == matches.size());
+}
+
 TEST_CASE("an attribute constraint that the node does not meet prevents the match") {
   const std::vector<rules::Rule> rules{parse_rule(testing::kFuseConvRelu)};
   ir::Attributes fused;

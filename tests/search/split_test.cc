@@ -474,6 +474,52 @@ struct RecordingJudge : search::PartJudge {
   }
 };
 
+/// x -> conv -> GELU as exporters write it (x/sqrt(2), erf, +1, times x, times 1/2) -> conv: five
+/// element-wise nodes a runtime fuses into one.
+struct ConvGelu {
+  ir::Graph graph;
+  ir::NodeId conv = -1, div = -1;
+};
+
+ConvGelu conv_gelu_conv() {
+  ConvGelu made;
+  ir::Graph& graph = made.graph;
+  const ir::ValueId x = graph.add_input("x", testing::float_type({1, 4, 6, 6}));
+  const ir::ValueId c = conv3x3(graph, x, 1);
+  made.conv = graph.value(c).producer;
+  auto scalar = [&](uint32_t seed) { return graph.add_weight({}, ir::share(testing::random_tensor({1}, seed, 0.5f, 1.5f))); };
+  const ir::ValueId d = out(graph, add_canonical(graph, ir::OpKind::kDiv, {c, scalar(11)}));
+  made.div = graph.value(d).producer;
+  const ir::ValueId e = out(graph, add_canonical(graph, ir::OpKind::kErf, {d}));
+  const ir::ValueId a = out(graph, add_canonical(graph, ir::OpKind::kAdd, {e, scalar(12)}));
+  const ir::ValueId m = out(graph, add_canonical(graph, ir::OpKind::kMul, {c, a}));
+  const ir::ValueId g = out(graph, add_canonical(graph, ir::OpKind::kMul, {m, scalar(13)}));
+  const ir::ValueId y = conv3x3(graph, g, 20);
+  graph.set_name(y, "y");
+  graph.set_outputs({y});
+  return made;
+}
+
+/// One per node: fewer nodes cost less.
+class NodesCount : public cost::CostModel {
+ public:
+  cost::Cost node_cost(const ir::Graph&, ir::NodeId) const override { return cost::Cost{1.0, 0, 0, 1}; }
+};
+
+std::size_t relus(const ir::Graph& graph) {
+  const std::vector<ir::NodeId> ids = graph.node_ids();
+  return static_cast<std::size_t>(
+      std::count_if(ids.begin(), ids.end(), [&](ir::NodeId id) { return graph.node(id).op == ir::OpKind::kRelu; }));
+}
+
+/// Refuses a candidate with fewer ReLU nodes than the original (as if the runtime ran a ReLU
+/// fused into a convolution slower than apart).
+struct KeepsRelus : search::PartJudge {
+  bool keep(const ir::Graph& original, const ir::Graph& candidate, double) override {
+    return relus(candidate) >= relus(original);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("a part of a quantized model is put in the quantization around it", "[search][split]") {
@@ -540,6 +586,77 @@ TEST_CASE("the judge times a changed part of a quantized model in its quantizati
   }
   CHECK(merge_judged);
   CHECK(result.search.best.structural_hash() == graph.structural_hash());  // every change rejected
+}
+
+TEST_CASE("a changed part is timed with the nodes around it that a runtime may fuse with it", "[search][split]") {
+  const ConvGelu made = conv_gelu_conv();
+  const ir::Graph& graph = made.graph;
+  const std::vector<ir::NodeId> part_nodes = {made.conv, made.div};
+  // The part cuts the GELU after its division; four steps take in the rest of it, and not the
+  // convolution after it.
+  const std::vector<ir::NodeId> wide = search::with_neighbours(graph, part_nodes, 4);
+  CHECK(wide.size() == 6);
+  for (ir::NodeId id : wide) CHECK((graph.node(id).op != ir::OpKind::kConv || id == part_nodes[0]));
+  // One step takes in the Erf; the Mul reading the convolution waits for the Add before it.
+  CHECK(search::with_neighbours(graph, part_nodes, 1).size() == 3);
+  CHECK(search::with_neighbours(graph, part_nodes, 0).size() == 2);
+
+  const search::Subgraph part = search::extract(graph, part_nodes);
+  const search::TimedPair alone = search::in_context(graph, part, part.graph, 0);
+  CHECK(alone.original.node_count() == 2);
+  CHECK(alone.candidate.node_count() == 2);
+  // A candidate for the part (the part itself, stitched back as it is) gets the same nodes around it.
+  const search::TimedPair timed = search::in_context(graph, part, ir::Graph(part.graph), 4);
+  CHECK(timed.original.node_count() == 6);
+  CHECK(timed.candidate.node_count() == 6);
+  CHECK(timed.original.inputs().size() == timed.candidate.inputs().size());
+  CHECK(timed.original.outputs().size() == timed.candidate.outputs().size());
+  CHECK(runtime::check_equivalent(timed.original, timed.candidate).passed());
+
+  // A residual's Add after a ReLU is not taken in: the set would hold a path through the
+  // convolution between them.
+  const ir::Graph chain = resnet_chain(1);
+  ir::NodeId relu = -1;
+  for (ir::NodeId id : chain.node_ids()) {
+    if (chain.node(id).op == ir::OpKind::kRelu) {
+      relu = id;
+      break;
+    }
+  }
+  const std::vector<ir::NodeId> around = search::with_neighbours(chain, {relu}, 4);
+  for (ir::NodeId id : around) CHECK(chain.node(id).op != ir::OpKind::kAdd);
+}
+
+TEST_CASE("a part the judge refuses is searched again less a rule it used", "[search][split]") {
+  // relu(conv(relu(conv(x))) + x), then sigmoids, in two parts: the search fuses the residual Add
+  // into the second convolution and the ReLU after it into that. A judge that wants the ReLU
+  // refuses it; the part searched again without the ReLU's fusion (the residual fused alone) is
+  // kept.
+  ir::Graph graph = resnet_chain(1);
+  ir::ValueId v = graph.outputs()[0];
+  for (int i = 0; i < 4; ++i) v = out(graph, add_canonical(graph, ir::OpKind::kSigmoid, {v}));
+  graph.set_name(v, "z");
+  graph.set_outputs({v});
+
+  KeepsRelus judge;
+  search::OptimizerOptions options;
+  options.split_threshold = 7;
+  options.judge = &judge;
+  const search::OptimizeResult result = search::optimize(graph, testing::shipped_matcher(), NodesCount(), options);
+  CHECK(result.split.retried >= 1);
+  CHECK(relus(result.search.best) == 2);
+  REQUIRE(result.search.steps.size() == 1);
+  CHECK(result.search.steps[0].rule == "fuse-conv-bias-add-residual");
+  CHECK(result.search.best.node_count() == graph.node_count() - 1);
+  CHECK(runtime::check_equivalent(graph, result.search.best).passed());
+
+  // Without retries the refused parts stay as they were.
+  KeepsRelus strict;
+  options.judge = &strict;
+  options.retries = 0;
+  const search::OptimizeResult once = search::optimize(graph, testing::shipped_matcher(), NodesCount(), options);
+  CHECK(once.split.retried == 0);
+  CHECK(once.search.best.structural_hash() == graph.structural_hash());
 }
 
 }  // namespace graphsub
