@@ -22,16 +22,16 @@ class MeasuredJudge : public search::PartJudge {
   MeasuredJudge(Measurer& measurer, const cost::CachedModel& model, const GuardOptions& options, bool last_round)
       : measurer_(measurer), model_(model), options_(options), last_round_(last_round) {}
 
-  bool keep(const ir::Graph& original, const ir::Graph& candidate, double predicted_ratio) override {
-    if (!last_round_ && model_.pending_misses()) return true;
+  Verdict verdict(const ir::Graph& original, const ir::Graph& candidate, double predicted_ratio) override {
+    if (!last_round_ && model_.pending_misses()) return {true, 1};
     const std::optional<cost::Comparison> measured = measurer_.compare(original, candidate, options_.deciding(options_.part));
-    if (!measured) return false;
+    if (!measured) return {false, 1};
     const bool faster = clearly_faster(*measured, options_.min_gain);
     logger("search")->debug("part of {} nodes: the candidate takes {:.4f} of its time (predicted {:.4f}; spread "
                             "{:.4f}, {} runs): {}",
                             original.node_count(), measured->median_ratio, predicted_ratio, measured->spread,
                             measured->runs, faster ? "kept" : "rejected");
-    return faster;
+    return {faster, measured->median_ratio};
   }
 
  private:

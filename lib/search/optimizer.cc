@@ -329,18 +329,20 @@ class Optimizer {
 
   /// What replaces a part (taken out of `outer`): its search's result `found` when it changed
   /// something and the judge (if any) agrees, given both with the nodes around the part
-  /// (in_context). Where the judge refuses it, the part is searched again less each rule the
-  /// refused result used, in turn, and those alternatives are judged from the lowest cost up, at
-  /// most OptimizerOptions::retries of them, each only where its cost is at most
-  /// OptimizerOptions::retry_below of the part's: a rewrite the cost model counts as a gain (it sums
+  /// (in_context). Where the judge refuses it as slower (OptimizerOptions::retry_above), the part
+  /// is searched again less each rule the refused result used, in turn, and those alternatives
+  /// are judged from the lowest cost up, at most OptimizerOptions::retries of them, each only
+  /// where its cost is at most OptimizerOptions::retry_below of the part's: a rewrite the cost model counts as a gain (it sums
   /// operators) may stop a runtime's fusion that the judge sees (a GELU's division as a product),
   /// and the part's other rewrites may win without it. nullopt: the part stays as it is. The work
   /// of every search and the steps of the one kept are added to the run's.
   std::optional<SearchResult> judged(const ir::Graph& outer, const Subgraph& extracted, const SearchResult& found) {
     accumulate(result_.search, found);
     if (found.steps.empty()) return std::nullopt;
-    if (!options_.judge || judge_keeps(outer, extracted, found)) return kept(found);
-    if (options_.retries <= 0) return std::nullopt;
+    if (!options_.judge) return kept(found);
+    const PartJudge::Verdict first = judge(outer, extracted, found);
+    if (first.keep) return kept(found);
+    if (options_.retries <= 0 || first.ratio < options_.retry_above) return std::nullopt;
     std::vector<std::string> used;
     for (const AppliedStep& step : found.steps) {
       if (std::find(used.begin(), used.end(), step.rule) == used.end()) used.push_back(step.rule);
@@ -367,7 +369,7 @@ class Optimizer {
     for (std::size_t k : order) {
       logger("search")->debug("part of {} nodes searched again without {}", extracted.graph.node_count(), used[k]);
       ++result_.split.retried;
-      if (judge_keeps(outer, extracted, alternatives[k])) return kept(alternatives[k]);
+      if (judge(outer, extracted, alternatives[k]).keep) return kept(alternatives[k]);
     }
     return std::nullopt;
   }
@@ -378,8 +380,8 @@ class Optimizer {
     return found;
   }
 
-  /// Whether the judge keeps `found` for the part, given both in the part's context.
-  bool judge_keeps(const ir::Graph& outer, const Subgraph& extracted, const SearchResult& found) {
+  /// The judge's verdict on `found` for the part, given both in the part's context.
+  PartJudge::Verdict judge(const ir::Graph& outer, const Subgraph& extracted, const SearchResult& found) {
     const ir::Graph& part = extracted.graph;
     ++result_.split.judged;
     if (logger("search")->should_log(spdlog::level::debug)) {
@@ -389,9 +391,9 @@ class Optimizer {
     }
     const double predicted = found.initial_cost.time_ms > 0 ? found.best_cost.time_ms / found.initial_cost.time_ms : 1;
     const TimedPair timed = in_context(outer, extracted, found.best, options_.context_depth);
-    if (options_.judge->keep(timed.original, timed.candidate, predicted)) return true;
-    ++result_.split.rejected;
-    return false;
+    const PartJudge::Verdict verdict = options_.judge->verdict(timed.original, timed.candidate, predicted);
+    if (!verdict.keep) ++result_.split.rejected;
+    return verdict;
   }
 
   /// The stitched graph as the result, unless (by a bug elsewhere) it costs more than the input.
