@@ -336,7 +336,6 @@ std::vector<ir::NodeId> convex_hull(const ir::Graph& graph, const std::vector<ir
   return hull;
 }
 
-
 std::vector<ir::NodeId> convex_hull(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes) {
   return convex_hull(graph, nodes, graph.consumers());
 }
