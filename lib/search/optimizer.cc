@@ -329,7 +329,7 @@ class Optimizer {
 
   /// What replaces a part (taken out of `outer`): its search's result `found` when it changed
   /// something and the judge (if any) agrees, given both with the nodes around the part
-  /// (in_context). Where the judge refuses it as slower (OptimizerOptions::retry_above), the part
+  /// (TimingContext). Where the judge refuses it as slower (OptimizerOptions::retry_above), the part
   /// is searched again less each rule the refused result used, in turn, and those alternatives
   /// are judged from the lowest cost up, at most OptimizerOptions::retries of them, each only
   /// where its cost is at most OptimizerOptions::retry_below of the part's: a rewrite the cost model counts as a gain (it sums
@@ -340,7 +340,8 @@ class Optimizer {
     accumulate(result_.search, found);
     if (found.steps.empty()) return std::nullopt;
     if (!options_.judge) return kept(found);
-    const PartJudge::Verdict first = judge(outer, extracted, found);
+    const TimingContext context(outer, extracted, options_.context_depth);
+    const PartJudge::Verdict first = judge(context, extracted, found);
     if (first.keep) return kept(found);
     if (options_.retries <= 0 || first.ratio < options_.retry_above) return std::nullopt;
     std::vector<std::string> used;
@@ -369,7 +370,7 @@ class Optimizer {
     for (std::size_t k : order) {
       logger("search")->debug("part of {} nodes searched again without {}", extracted.graph.node_count(), used[k]);
       ++result_.split.retried;
-      if (judge(outer, extracted, alternatives[k]).keep) return kept(alternatives[k]);
+      if (judge(context, extracted, alternatives[k]).keep) return kept(alternatives[k]);
     }
     return std::nullopt;
   }
@@ -380,8 +381,8 @@ class Optimizer {
     return found;
   }
 
-  /// The judge's verdict on `found` for the part, given both in the part's context.
-  PartJudge::Verdict judge(const ir::Graph& outer, const Subgraph& extracted, const SearchResult& found) {
+  /// The judge's verdict on `found` for the part, given both in the part's `context`.
+  PartJudge::Verdict judge(const TimingContext& context, const Subgraph& extracted, const SearchResult& found) {
     const ir::Graph& part = extracted.graph;
     ++result_.split.judged;
     if (logger("search")->should_log(spdlog::level::debug)) {
@@ -390,8 +391,7 @@ class Optimizer {
       logger("search")->debug("part of {} nodes changed by {}", part.node_count(), fmt::join(rules, ", "));
     }
     const double predicted = found.initial_cost.time_ms > 0 ? found.best_cost.time_ms / found.initial_cost.time_ms : 1;
-    const TimedPair timed = in_context(outer, extracted, found.best, options_.context_depth);
-    const PartJudge::Verdict verdict = options_.judge->verdict(timed.original, timed.candidate, predicted);
+    const PartJudge::Verdict verdict = options_.judge->verdict(context.original(), context.around(found.best), predicted);
     if (!verdict.keep) ++result_.split.rejected;
     return verdict;
   }

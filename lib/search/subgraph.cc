@@ -415,21 +415,27 @@ Stitched stitch(ir::Graph& graph, const Subgraph& part, const ir::Graph& optimiz
   return Stitcher(graph, part, optimized).run();
 }
 
-TimedPair in_context(const ir::Graph& outer, const Subgraph& part, const ir::Graph& candidate, int depth) {
-  const std::vector<ir::NodeId> wide = with_neighbours(outer, part.nodes, depth);
-  if (wide.size() == part.nodes.size()) {
-    const QuantizationContext context(outer, part);
-    return {context.around(part.graph), context.around(candidate)};
+TimingContext::TimingContext(const ir::Graph& outer, const Subgraph& part, int depth)
+    : outer_(outer), part_(part), wide_(with_neighbours(outer, part.nodes, depth)) {
+  if (wide_.size() == part.nodes.size()) {
+    quantization_.emplace(outer, part);
+    original_ = quantization_->around(part.graph);
+  } else {
+    const Subgraph before = extract(outer, wide_);
+    original_ = QuantizationContext(outer, before).around(before.graph);
   }
-  const Subgraph before = extract(outer, wide);
-  ir::Graph changed = outer;
-  std::vector<ir::NodeId> kept = stitch(changed, part, candidate).nodes;
-  const std::unordered_set<ir::NodeId> inside(part.nodes.begin(), part.nodes.end());
-  for (ir::NodeId id : wide) {
+}
+
+ir::Graph TimingContext::around(const ir::Graph& candidate) const {
+  if (quantization_) return quantization_->around(candidate);
+  ir::Graph changed = outer_;
+  std::vector<ir::NodeId> kept = stitch(changed, part_, candidate).nodes;
+  const std::unordered_set<ir::NodeId> inside(part_.nodes.begin(), part_.nodes.end());
+  for (ir::NodeId id : wide_) {
     if (inside.count(id) == 0 && changed.has_node(id)) kept.push_back(id);
   }
   const Subgraph after = extract(changed, kept);
-  return {QuantizationContext(outer, before).around(before.graph), QuantizationContext(changed, after).around(after.graph)};
+  return QuantizationContext(changed, after).around(after.graph);
 }
 
 }  // namespace graphsub::search

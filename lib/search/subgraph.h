@@ -1,6 +1,7 @@
 // A part of a graph taken out as a graph of its own, and put back once optimized.
 #pragma once
 
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -80,16 +81,26 @@ class QuantizationContext {
   bool empty_ = true;
 };
 
-/// A changed part as a judge times it: the original and the candidate, each with the same nodes
-/// around it.
-struct TimedPair {
-  ir::Graph original;
-  ir::Graph candidate;
-};
+/// A changed part as a judge times it: the part (taken out of `outer`) and each candidate for it
+/// (derived from part.graph by rewrites) with the nodes around the part that a runtime may fuse
+/// with it (with_neighbours, `depth` steps; 0: none), and the quantization around those
+/// (QuantizationContext). The part's side is built once, for every candidate judged against it.
+class TimingContext {
+ public:
+  TimingContext(const ir::Graph& outer, const Subgraph& part, int depth);
+  /// The part's graph in its context.
+  const ir::Graph& original() const { return original_; }
+  /// `candidate` in the same context: the outer graph with `candidate` stitched in, the same
+  /// nodes around it.
+  ir::Graph around(const ir::Graph& candidate) const;
 
-/// The part (taken out of `outer`) and `candidate` (derived from part.graph by rewrites) with
-/// the nodes around the part that a runtime may fuse with it (with_neighbours, `depth` steps;
-/// 0: none), and the quantization around those (QuantizationContext).
-TimedPair in_context(const ir::Graph& outer, const Subgraph& part, const ir::Graph& candidate, int depth);
+ private:
+  const ir::Graph& outer_;
+  const Subgraph& part_;
+  std::vector<ir::NodeId> wide_;  ///< The part's nodes and those around it, in `outer_`.
+  /// Where nothing is around the part: its quantization, the same for every candidate.
+  std::optional<QuantizationContext> quantization_;
+  ir::Graph original_;
+};
 
 }  // namespace graphsub::search

@@ -605,16 +605,17 @@ TEST_CASE("a changed part is timed with the nodes around it that a runtime may f
   CHECK(search::with_neighbours(graph, part_nodes, 0).size() == 2);
 
   const search::Subgraph part = search::extract(graph, part_nodes);
-  const search::TimedPair alone = search::in_context(graph, part, part.graph, 0);
-  CHECK(alone.original.node_count() == 2);
-  CHECK(alone.candidate.node_count() == 2);
+  const search::TimingContext alone(graph, part, 0);
+  CHECK(alone.original().node_count() == 2);
+  CHECK(alone.around(part.graph).node_count() == 2);
   // A candidate for the part (the part itself, stitched back as it is) gets the same nodes around it.
-  const search::TimedPair timed = search::in_context(graph, part, ir::Graph(part.graph), 4);
-  CHECK(timed.original.node_count() == 6);
-  CHECK(timed.candidate.node_count() == 6);
-  CHECK(timed.original.inputs().size() == timed.candidate.inputs().size());
-  CHECK(timed.original.outputs().size() == timed.candidate.outputs().size());
-  CHECK(runtime::check_equivalent(timed.original, timed.candidate).passed());
+  const search::TimingContext timed(graph, part, 4);
+  const ir::Graph candidate = timed.around(ir::Graph(part.graph));
+  CHECK(timed.original().node_count() == 6);
+  CHECK(candidate.node_count() == 6);
+  CHECK(timed.original().inputs().size() == candidate.inputs().size());
+  CHECK(timed.original().outputs().size() == candidate.outputs().size());
+  CHECK(runtime::check_equivalent(timed.original(), candidate).passed());
 
   // A residual's Add after a ReLU is not taken in: the set would hold a path through the
   // convolution between them.
