@@ -42,6 +42,10 @@ class CachedModel : public CostModel {
       : cache_(cache), backend_(std::move(backend)), fallback_(std::move(fallback)), sizes_(std::move(sizes)) {}
 
   Cost node_cost(const ir::Graph& graph, ir::NodeId id) const override;
+  /// Whether written_cost prices a chain export writes as a fused form as that form: for a target
+  /// that times the written model, where the two are one. Off by default.
+  bool prices_written_chains() const override { return written_chains_; }
+  void set_prices_written_chains(bool on) { written_chains_ = on; }
 
   const CostCache& cache() const { return cache_; }
   const std::string& backend() const { return backend_; }
@@ -70,6 +74,7 @@ class CachedModel : public CostModel {
   std::string backend_;
   AnalyticalModel fallback_;
   DimSizes sizes_;
+  bool written_chains_ = false;
   mutable std::atomic<int64_t> hits_{0};
   mutable std::atomic<int64_t> misses_{0};
   mutable std::mutex mutex_;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <utility>
 
+#include "cost/written_chains.h"
 #include "ops/common.h"
 #include "ops/folding.h"
 #include "ops/registry.h"
@@ -28,14 +29,41 @@ double memory_upper_bound(const ir::Graph& graph) {
   return bytes;
 }
 
-Cost CostModel::graph_cost(const ir::Graph& graph) const {
+Cost CostModel::graph_cost(const ir::Graph& graph) const { return summed(graph, false); }
+
+Cost CostModel::written_cost(const ir::Graph& graph) const { return summed(graph, prices_written_chains()); }
+
+Cost CostModel::summed(const ir::Graph& graph, bool chains_as_fused) const {
   if (std::isfinite(memory_cap_bytes_) && memory_upper_bound(graph) > memory_cap_bytes_) {
     return Cost::infinite();
   }
   const std::vector<bool> folded = ops::folded_nodes(graph);
+  std::vector<bool> priced = folded;  // nodes whose cost is counted already, or is 0
   Cost total;
+  if (chains_as_fused) {
+    const std::vector<WrittenChain> chains = written_chains(graph, folded);
+    ir::Graph fused_forms = graph;
+    for (const WrittenChain& chain : chains) {
+      ir::NodeId fused = -1;
+      if (!add_fused_form(fused_forms, chain, fused)) continue;
+      Cost cost = node_cost(fused_forms, fused);
+      if (chain.other_head >= 0) {
+        // Either convolution may take the sum: the one whose fused form costs less does.
+        cost += node_cost(graph, chain.other_head);
+        ir::NodeId instead = -1;
+        if (add_fused_form(fused_forms, swapped(graph, chain), instead)) {
+          const Cost other = node_cost(fused_forms, instead) + node_cost(graph, chain.head);
+          if (other.time_ms < cost.time_ms) cost = other;
+        }
+        priced[chain.other_head] = true;
+      }
+      total += cost;
+      priced[chain.head] = true;
+      for (ir::NodeId id : chain.tail) priced[id] = true;
+    }
+  }
   for (ir::NodeId id : graph.node_ids()) {
-    if (!folded[id]) total += node_cost(graph, id);
+    if (!priced[id]) total += node_cost(graph, id);
   }
   return total;
 }

@@ -28,6 +28,18 @@ class CostModel {
   /// Cost::infinite() (MetaFlow §4.1). Throws std::logic_error for a graph with a cycle.
   Cost graph_cost(const ir::Graph& graph) const;
 
+  /// What the graph costs as export writes it: graph_cost, except that where
+  /// prices_written_chains(), each chain export writes as a fused form (written_chains.h) costs
+  /// what that fused node costs, and its nodes nothing. The search ranks by graph_cost, where a
+  /// fusion is a gain that leads it on to the rewrites fused forms open (merges of convolutions
+  /// with their activations); this is the price of what the target will run.
+  Cost written_cost(const ir::Graph& graph) const;
+
+  /// True for a model of a target that times the written model: there a Conv or MatMul with the
+  /// Add and activation after it that graphsub's fusion rules fold into it is the same ONNX as
+  /// the fused form, so it costs the same. False by default.
+  virtual bool prices_written_chains() const { return false; }
+
   /// How many of the calling thread's node_cost calls so far gave an answer that a later
   /// measurement may change (a measured model's misses, which it remembers to have measured); 0
   /// for a model whose answers are all final. A search during which this count did not grow would
@@ -39,6 +51,9 @@ class CostModel {
   double memory_cap_bytes() const { return memory_cap_bytes_; }
 
  private:
+  /// graph_cost, or written_cost with `chains_as_fused`.
+  Cost summed(const ir::Graph& graph, bool chains_as_fused) const;
+
   double memory_cap_bytes_ = std::numeric_limits<double>::infinity();
 };
 

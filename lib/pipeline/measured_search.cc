@@ -115,6 +115,8 @@ void take_pass(search::OptimizeResult& last, search::OptimizeResult next) {
   split.seam_steps += more.seam_steps;
   split.judged += more.judged;
   split.rejected += more.rejected;
+  split.retried += more.retried;
+  split.even_as_written += more.even_as_written;
   split.split_seconds += more.split_seconds;
   split.parts_seconds += more.parts_seconds;
   split.seam_seconds += more.seam_seconds;

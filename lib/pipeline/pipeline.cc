@@ -115,6 +115,7 @@ Json split_json(const search::SplitStats& split, std::size_t threshold) {
           {"measured_parts", split.judged},
           {"rejected_parts", split.rejected},
           {"parts_searched_again", split.retried},
+          {"parts_even_as_written", split.even_as_written},
           {"seconds", {{"split", split.split_seconds}, {"parts", split.parts_seconds}, {"seams", split.seam_seconds}}}};
 }
 
@@ -668,6 +669,7 @@ class Run {
     Measurer& measurer = *target_.measurer;
     cost::CachedModel model(measurer.cache(), measurer.backend(), cost::device_by_name(target_.spec.device),
                             measurer.sizes());
+    model.set_prices_written_chains(target_.spec.times_written_model);
     MeasuredSearchStats stats;
     timer_.start();
     optimized_ = measured_optimize(folded, matcher, model, measurer, request_.optimizer, request_.guard, stats, 10,

@@ -24,6 +24,10 @@ struct TargetSpec {
   /// The runtime has layout forms (rules/layout.rules, onnxruntime's NCHWc transformer), tried
   /// on the graph about to be written.
   bool layout_forms = false;
+  /// The target times the ONNX file graphsub writes (onnxruntime), where a fused Conv or MatMul
+  /// is the chain of nodes export writes it as: the two are priced alike (cost/written_chains.h).
+  /// The CUDA executor runs graphsub's graph, where a fused form is one kernel call.
+  bool times_written_model = false;
 };
 
 /// Every target, the measured ones first: onnxruntime-cpu, cuda; the estimates v100, a100, h100, cpu.

@@ -43,8 +43,8 @@ class PartJudge {
   virtual ~PartJudge() = default;
   /// Whether `candidate` should replace `original`: two standalone graphs with the same inputs
   /// and outputs, the second derived from the first by the search. `predicted_ratio` is the
-  /// search's cost model's time of the candidate over the original's (below 1). Called from one
-  /// thread.
+  /// search's cost model's time of the candidate over the original's, both as written
+  /// (CostModel::written_cost; below 1). Called from one thread.
   virtual Verdict verdict(const ir::Graph& original, const ir::Graph& candidate, double predicted_ratio) = 0;
 };
 
@@ -145,6 +145,9 @@ struct SplitStats {
   std::size_t judged = 0;           ///< Changed parts and seam regions the judge was asked about.
   std::size_t rejected = 0;         ///< Of those, the ones it refused.
   std::size_t retried = 0;          ///< Of those, alternatives judged after a refusal (less one rule).
+  /// Changed parts and seam regions left as they were without asking the judge: they cost no less
+  /// as written (CostModel::written_cost; their rewrites are fusions export writes back).
+  std::size_t even_as_written = 0;
   double split_seconds = 0;
   double parts_seconds = 0;
   double seam_seconds = 0;

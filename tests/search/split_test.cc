@@ -512,6 +512,22 @@ std::size_t relus(const ir::Graph& graph) {
       std::count_if(ids.begin(), ids.end(), [&](ir::NodeId id) { return graph.node(id).op == ir::OpKind::kRelu; }));
 }
 
+/// NodesCount for a target that times the written model: a chain export writes as a fused form
+/// counts as one node, as that form does.
+class WrittenNodesCount : public NodesCount {
+ public:
+  bool prices_written_chains() const override { return true; }
+};
+
+/// Keeps every candidate as 10 % faster, and counts them.
+struct CountsCandidates : search::PartJudge {
+  int asked = 0;
+  Verdict verdict(const ir::Graph&, const ir::Graph&, double) override {
+    ++asked;
+    return {true, 0.9};
+  }
+};
+
 /// Refuses a candidate with fewer ReLU nodes than the original as 10 % slower (as if the runtime
 /// ran a ReLU fused into a convolution slower than apart), and keeps the others as 10 % faster;
 /// or refuses those as about even (`even`).
@@ -668,6 +684,30 @@ TEST_CASE("a part the judge refuses is searched again less a rule it used", "[se
   const search::OptimizeResult once = search::optimize(graph, testing::shipped_matcher(), NodesCount(), options);
   CHECK(once.split.retried == 0);
   CHECK(once.search.best.structural_hash() == graph.structural_hash());
+}
+
+TEST_CASE("a part changed only by fusions that export writes back is not judged", "[search][split]") {
+  // Residual blocks: the search fuses each ReLU and residual sum into a convolution, which the
+  // written model holds as a convolution, an Add and a ReLU again. Counted as written, no part
+  // gains: none is timed, and the graph stays as it was.
+  const ir::Graph graph = resnet_chain(2);
+  search::OptimizerOptions options;
+  options.split_threshold = 7;
+  CountsCandidates judge;
+  options.judge = &judge;
+  const search::OptimizeResult written = search::optimize(graph, testing::shipped_matcher(), WrittenNodesCount(), options);
+  CHECK(judge.asked == 0);
+  CHECK(written.split.judged == 0);
+  CHECK(written.split.even_as_written >= 2);
+  CHECK(written.search.best.structural_hash() == graph.structural_hash());
+
+  // Counted node by node, each fusion saves a node: the parts are judged, and kept.
+  CountsCandidates counting;
+  options.judge = &counting;
+  const search::OptimizeResult summed = search::optimize(graph, testing::shipped_matcher(), NodesCount(), options);
+  CHECK(counting.asked >= 2);
+  CHECK(summed.split.even_as_written == 0);
+  CHECK(summed.search.best.node_count() < graph.node_count());
 }
 
 }  // namespace graphsub
