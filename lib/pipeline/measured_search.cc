@@ -116,7 +116,7 @@ void take_pass(search::OptimizeResult& last, search::OptimizeResult next) {
   split.judged += more.judged;
   split.rejected += more.rejected;
   split.retried += more.retried;
-  split.even_as_written += more.even_as_written;
+  split.unjudged += more.unjudged;
   split.split_seconds += more.split_seconds;
   split.parts_seconds += more.parts_seconds;
   split.seam_seconds += more.seam_seconds;

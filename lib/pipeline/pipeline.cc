@@ -115,7 +115,7 @@ Json split_json(const search::SplitStats& split, std::size_t threshold) {
           {"measured_parts", split.judged},
           {"rejected_parts", split.rejected},
           {"parts_searched_again", split.retried},
-          {"parts_even_as_written", split.even_as_written},
+          {"unjudged_parts", split.unjudged},
           {"seconds", {{"split", split.split_seconds}, {"parts", split.parts_seconds}, {"seams", split.seam_seconds}}}};
 }
 

@@ -340,8 +340,8 @@ class Optimizer {
     accumulate(result_.search, found);
     if (found.steps.empty()) return std::nullopt;
     if (!options_.judge) return kept(found);
-    if (!gains_once_written(extracted.graph, found)) {
-      ++result_.split.even_as_written;
+    if (!worth_judging(extracted.graph, found)) {
+      ++result_.split.unjudged;
       return std::nullopt;
     }
     const TimingContext context(outer, extracted, options_.context_depth);
@@ -364,7 +364,7 @@ class Optimizer {
       const SearchResult& alternative = alternatives[k];
       if (alternative.steps.empty()) continue;
       if (alternative.best_cost.time_ms > options_.retry_below * alternative.initial_cost.time_ms) continue;
-      if (!gains_once_written(extracted.graph, alternative)) continue;
+      if (!worth_judging(extracted.graph, alternative)) continue;
       order.push_back(k);
     }
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -380,14 +380,16 @@ class Optimizer {
     return std::nullopt;
   }
 
-  /// Whether `found` costs less than `part` as export writes both (CostModel::written_cost). A
-  /// result whose only gains are fusions that export writes back as the part's own nodes
-  /// (ResNet-50's parts: convolutions with their ReLUs and residual sums, 0.93 of the parts'
-  /// cost summed node by node) is the part once written, and timing the two would time one model
-  /// twice.
-  bool gains_once_written(const ir::Graph& part, const SearchResult& found) const {
-    if (!model_.prices_written_chains()) return true;
-    return clearly_less(model_.written_cost(found.best).time_ms, model_.written_cost(part).time_ms);
+  /// Whether `found` costs at most OptimizerOptions::judge_below of `part`'s cost as export
+  /// writes both (CostModel::written_cost). A result whose only gains are fusions that export
+  /// writes back as the part's own nodes (ResNet-50's parts: convolutions with their ReLUs and
+  /// residual sums, 0.93 of the parts' cost summed node by node) is the part once written, and
+  /// timing the two would time one model twice; one priced within the judge's noise of the part
+  /// is refused as even.
+  bool worth_judging(const ir::Graph& part, const SearchResult& found) const {
+    const double before = model_.written_cost(part).time_ms;
+    const double after = model_.written_cost(found.best).time_ms;
+    return clearly_less(after, before) && after <= options_.judge_below * before;
   }
 
   /// `found` as kept: its steps added to the run's.
