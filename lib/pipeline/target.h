@@ -26,7 +26,7 @@ struct TargetSpec {
   bool layout_forms = false;
   /// The target times the ONNX file graphsub writes (onnxruntime), where a fused Conv or MatMul
   /// is the chain of nodes export writes it as: the two are priced alike (cost/written_chains.h).
-  /// The CUDA executor runs graphsub's graph, where a fused form is one kernel call.
+  /// The CUDA executor runs graphsub's own graph, where a fused form need not run as its chain.
   bool times_written_model = false;
 };
 
