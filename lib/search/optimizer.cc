@@ -340,12 +340,13 @@ class Optimizer {
     accumulate(result_.search, found);
     if (found.steps.empty()) return std::nullopt;
     if (!options_.judge) return kept(found);
-    if (!worth_judging(extracted.graph, found)) {
+    const double predicted = written_ratio(extracted.graph, found);
+    if (!worth_judging(predicted)) {
       ++result_.split.unjudged;
       return std::nullopt;
     }
     const TimingContext context(outer, extracted, options_.context_depth);
-    const PartJudge::Verdict first = judge(context, extracted, found);
+    const PartJudge::Verdict first = judge(context, extracted, found, predicted);
     if (first.keep) return kept(found);
     if (options_.retries <= 0 || first.ratio < options_.retry_above) return std::nullopt;
     std::vector<std::string> used;
@@ -358,13 +359,15 @@ class Optimizer {
       alternatives[k] = memoized_search(extracted.graph, reused[k], matcher_.without({used[k]}), {used[k]});
     });
     std::vector<std::size_t> order;
+    std::vector<double> ratios(used.size(), 1);  // each alternative's written_ratio
     for (std::size_t k = 0; k < used.size(); ++k) {
       accumulate(result_.search, alternatives[k]);
       result_.split.reused_parts += reused[k];
       const SearchResult& alternative = alternatives[k];
       if (alternative.steps.empty()) continue;
       if (alternative.best_cost.time_ms > options_.retry_below * alternative.initial_cost.time_ms) continue;
-      if (!worth_judging(extracted.graph, alternative)) continue;
+      ratios[k] = written_ratio(extracted.graph, alternative);
+      if (!worth_judging(ratios[k])) continue;
       order.push_back(k);
     }
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -375,22 +378,25 @@ class Optimizer {
     for (std::size_t k : order) {
       logger("search")->debug("part of {} nodes searched again without {}", extracted.graph.node_count(), used[k]);
       ++result_.split.retried;
-      if (judge(context, extracted, alternatives[k]).keep) return kept(alternatives[k]);
+      if (judge(context, extracted, alternatives[k], ratios[k]).keep) return kept(alternatives[k]);
     }
     return std::nullopt;
   }
 
-  /// Whether `found` costs at most OptimizerOptions::judge_below of `part`'s cost as export
-  /// writes both (CostModel::written_cost). A result whose only gains are fusions that export
-  /// writes back as the part's own nodes (ResNet-50's parts: convolutions with their ReLUs and
-  /// residual sums, 0.93 of the parts' cost summed node by node) is the part once written, and
-  /// timing the two would time one model twice; one priced within the judge's noise of the part
-  /// is refused as even.
-  bool worth_judging(const ir::Graph& part, const SearchResult& found) const {
+  /// `found`'s cost over `part`'s, both as export writes them (CostModel::written_cost); 1 for a
+  /// part that costs nothing.
+  double written_ratio(const ir::Graph& part, const SearchResult& found) const {
     const double before = model_.written_cost(part).time_ms;
-    const double after = model_.written_cost(found.best).time_ms;
-    return clearly_less(after, before) && after <= options_.judge_below * before;
+    return before > 0 ? model_.written_cost(found.best).time_ms / before : 1;
   }
+
+  /// Whether a result whose written_ratio is `ratio` is put to the judge: at most
+  /// OptimizerOptions::judge_below. A result whose only gains are fusions that export writes back
+  /// as the part's own nodes (ResNet-50's parts: convolutions with their ReLUs and residual sums,
+  /// 0.93 of the parts' cost summed node by node) is the part once written, and timing the two
+  /// would time one model twice; one priced within the judge's noise of the part is refused as
+  /// even.
+  bool worth_judging(double ratio) const { return ratio < 1 && ratio <= options_.judge_below; }
 
   /// `found` as kept: its steps added to the run's.
   SearchResult kept(const SearchResult& found) {
@@ -398,8 +404,10 @@ class Optimizer {
     return found;
   }
 
-  /// The judge's verdict on `found` for the part, given both in the part's `context`.
-  PartJudge::Verdict judge(const TimingContext& context, const Subgraph& extracted, const SearchResult& found) {
+  /// The judge's verdict on `found` for the part, given both in the part's `context`; `predicted`
+  /// is its written_ratio.
+  PartJudge::Verdict judge(const TimingContext& context, const Subgraph& extracted, const SearchResult& found,
+                           double predicted) {
     const ir::Graph& part = extracted.graph;
     ++result_.split.judged;
     if (logger("search")->should_log(spdlog::level::debug)) {
@@ -407,8 +415,6 @@ class Optimizer {
       for (const AppliedStep& step : found.steps) rules.push_back(step.rule);
       logger("search")->debug("part of {} nodes changed by {}", part.node_count(), fmt::join(rules, ", "));
     }
-    const double before = model_.written_cost(part).time_ms;
-    const double predicted = before > 0 ? model_.written_cost(found.best).time_ms / before : 1;
     const PartJudge::Verdict verdict = options_.judge->verdict(context.original(), context.around(found.best), predicted);
     if (!verdict.keep) ++result_.split.rejected;
     return verdict;
