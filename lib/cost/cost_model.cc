@@ -37,11 +37,11 @@ Cost CostModel::summed(const ir::Graph& graph, bool chains_as_fused) const {
   if (std::isfinite(memory_cap_bytes_) && memory_upper_bound(graph) > memory_cap_bytes_) {
     return Cost::infinite();
   }
-  const std::vector<bool> folded = ops::folded_nodes(graph);
-  std::vector<bool> priced = folded;  // nodes whose cost is counted already, or is 0
+  // The nodes export folds, then those a chain's fused form is priced for: their own cost is 0.
+  std::vector<bool> priced = ops::folded_nodes(graph);
   Cost total;
-  if (chains_as_fused) {
-    const std::vector<WrittenChain> chains = written_chains(graph, folded);
+  const std::vector<WrittenChain> chains = chains_as_fused ? written_chains(graph, priced) : std::vector<WrittenChain>{};
+  if (!chains.empty()) {
     ir::Graph fused_forms = graph;
     for (const WrittenChain& chain : chains) {
       ir::NodeId fused = -1;
