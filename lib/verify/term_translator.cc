@@ -348,6 +348,17 @@ class Translation {
         scope_.equation.hypotheses.push_back(whole[0] == inputs[0]);
       }
     }
+    // A convolution's kernel has the spatial dims its kernel_shape names (Conv's shape inference
+    // fills kernel_shape from the kernel and rejects one it contradicts): what lets an axiom asking for equal kernel shapes
+    // (conv-bias-sum) apply to a kernel and another enlarged to its size. Not for an axiom,
+    // which it would only weaken.
+    if (rule_.origin != rules::Origin::kAxiom && node.op == ir::OpKind::kConv && attrs.count("kernel_shape") &&
+        inputs.size() >= 2) {
+      const std::vector<z3::expr>& sizes = attrs.at("kernel_shape").items;
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        scope_.equation.hypotheses.push_back(t_.dim()(inputs[1], context_.int_val(static_cast<int>(2 + i))) == sizes[i]);
+      }
+    }
   }
 
   void add_constant(const rules::ConstDef& constant) {
@@ -771,6 +782,21 @@ std::vector<z3::expr> TermTranslator::dim_facts(const std::set<std::string>& nam
     }
     if (name.rfind("Reshape/1(allowzero:i1,shape:i", 0) == 0) {
       reshape_dim_facts(function, facts);
+      continue;
+    }
+    if (name.rfind("Enlarge/1(kernel_shape:i", 0) == 0 && name.find(",)#0") != std::string::npos) {
+      // An enlarged kernel keeps its filter and channel dims; its spatial dims are kernel_shape's
+      // (arguments: the sizes, then the kernel). Without them no axiom asking for equal kernel
+      // shapes (conv-bias-sum) applies to a kernel enlarged to match another.
+      const z3::expr& kernel = args.back();
+      for (int keep = 0; keep < 2; ++keep) {
+        facts.push_back(named_forall(context_, "dims:" + name + ":" + std::to_string(keep), args,
+                                     dim_(result, context_.int_val(keep)) == dim_(kernel, context_.int_val(keep))));
+      }
+      for (std::size_t k = 0; k + 1 < args.size(); ++k) {
+        facts.push_back(named_forall(context_, "dims:" + name + ":" + std::to_string(2 + k), args,
+                                     dim_(result, context_.int_val(static_cast<int>(2 + k))) == args[k]));
+      }
       continue;
     }
     if (!split && !concat) continue;
