@@ -413,12 +413,12 @@ EXTRA_MODELS = {
     "tf_mobilenetv3_large_100": timm_model("tf_mobilenetv3_large_100"),
     "unet_bilinear": unet("bilinear"),
     "unet_transpose": unet("transpose"),
-    # timm's newer architectures (2026-12-07). MobileOne, RepViT and FastViT are exported as timm
-    # builds them, with their training-time branches (not reparameterized).
+    # timm's newer architectures (2026-12-07). MobileOne, RepViT, FastViT and RepVGG are exported
+    # as timm builds them, with their training-time branches (not reparameterized).
     **{name: timm_model(name) for name in (
         "mobilevit_xs", "levit_128s", "efficientformer_l1", "ghostnet_100", "rexnet_100", "poolformer_s12",
         "deit_tiny_patch16_224", "fastvit_t8", "repvit_m1", "edgenext_x_small", "mobileone_s0", "lcnet_050",
-        "hrnet_w18_small", "regnety_002")},
+        "hrnet_w18_small", "regnety_002", "repvgg_a0")},
 }
 
 # Integer-quantized forms of zoo models, as they are deployed on CPUs: onnxruntime's
