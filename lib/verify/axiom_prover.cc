@@ -1,10 +1,13 @@
 // Proving rules from the axioms: quantified equations over uninterpreted tensors, checked by Z3.
 #include "verify/axiom_prover.h"
 
+#include <optional>
+
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -33,13 +36,27 @@ z3::expr sides_equal(z3::context& context, const Equation& equation) {
   return all_of(context, equalities);
 }
 
-/// ∀ bound. hypotheses → sides equal. Z3 picks the triggers (E-matching patterns) itself:
-/// patterns given through the C API made Z3 4.8.12 crash in the solver.
+/// The trigger of an axiom written from an Identity node (`x -> conv(x, I_conv)`: a rule's
+/// source cannot be empty): its other side. Z3 otherwise triggers it on Identity(x), a term no
+/// goal has, and the axiom never fires (an identity branch folded into a convolution, whose
+/// proof starts from the convolution with the identity kernel, 2026-12-07).
+std::optional<z3::expr> identity_trigger(const Equation& equation) {
+  if (equation.sides.size() != 1) return std::nullopt;
+  const auto& [before, after] = equation.sides.front();
+  if (!before.is_app() || before.decl().name().str() != "Identity/1()#0") return std::nullopt;
+  if (!after.is_app() || after.num_args() == 0) return std::nullopt;  // x -> x: nothing to trigger on
+  return after;
+}
+
+/// ∀ bound. hypotheses → sides equal. Z3 picks the triggers (E-matching patterns) itself, but
+/// for an Identity axiom's (identity_trigger): the queries are solved from their printed text,
+/// parsed into a fresh context (derive), which is where the trigger takes effect.
 /// The quantifier is named after the axiom (its `qid`, which Z3's `smt.qi.profile` prints).
 z3::expr quantified(z3::context& context, const std::string& name, const Equation& equation) {
   const z3::expr body = z3::implies(all_of(context, equation.hypotheses), sides_equal(context, equation));
   if (equation.bound.empty()) return body;
-  return named_forall(context, name, equation.bound, body);
+  const std::optional<z3::expr> trigger = identity_trigger(equation);
+  return named_forall(context, name, equation.bound, body, trigger ? &*trigger : nullptr);
 }
 
 /// The functions (ops at a layout) a term applies, by name: those that make tensors, not dim(),

@@ -358,6 +358,12 @@ class Translation {
       for (std::size_t i = 0; i < sizes.size(); ++i) {
         scope_.equation.hypotheses.push_back(t_.dim()(inputs[1], context_.int_val(static_cast<int>(2 + i))) == sizes[i]);
       }
+      // And as many input channels per group as the input has channels in all, over the groups.
+      if (attrs.count("group")) {
+        const z3::expr one = context_.int_val(1);
+        scope_.equation.hypotheses.push_back(t_.dim()(inputs[1], one) * attrs.at("group").items.at(0) ==
+                                             t_.dim()(inputs[0], one));
+      }
     }
   }
 
@@ -651,16 +657,22 @@ class Translation {
 }  // namespace
 
 z3::expr named_forall(z3::context& context, const std::string& name, const std::vector<z3::expr>& bound,
-                      const z3::expr& body) {
+                      const z3::expr& body, const z3::expr* pattern) {
   std::string id = name;  // A plain SMT-LIB symbol, so the printed query parses back.
   for (char& c : id) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
   }
   std::vector<Z3_app> constants;
   for (const z3::expr& constant : bound) constants.push_back(Z3_to_app(context, constant));
+  Z3_pattern trigger = nullptr;
+  if (pattern) {
+    Z3_ast term = *pattern;
+    trigger = Z3_mk_pattern(context, 1, &term);
+  }
   const Z3_ast quantifier = Z3_mk_quantifier_const_ex(
       context, true, 0, Z3_mk_string_symbol(context, id.c_str()), Z3_mk_string_symbol(context, ""),
-      static_cast<unsigned>(constants.size()), constants.data(), 0, nullptr, 0, nullptr, body);
+      static_cast<unsigned>(constants.size()), constants.data(), trigger ? 1 : 0, trigger ? &trigger : nullptr, 0,
+      nullptr, body);
   context.check_error();
   return z3::expr(context, quantifier);
 }
@@ -796,6 +808,20 @@ std::vector<z3::expr> TermTranslator::dim_facts(const std::set<std::string>& nam
       for (std::size_t k = 0; k + 1 < args.size(); ++k) {
         facts.push_back(named_forall(context_, "dims:" + name + ":" + std::to_string(2 + k), args,
                                      dim_(result, context_.int_val(static_cast<int>(2 + k))) == args[k]));
+      }
+      continue;
+    }
+    const bool identity_conv = name.rfind("ConstIdentityConv/0(channels:i1,kernel_shape:i", 0) == 0;
+    if ((identity_conv || name.rfind("ConstPool/0(channels:i1,kernel_shape:i", 0) == 0) &&
+        name.find(",)#0") != std::string::npos) {
+      // The constant kernels: [C, C, k...] (the identity) and [C, 1, k...] (the pool), from
+      // their attributes (arguments: channels, then the sizes).
+      facts.push_back(named_forall(context_, "dims:" + name + ":0", args, dim_(result, context_.int_val(0)) == args[0]));
+      facts.push_back(named_forall(context_, "dims:" + name + ":1", args,
+                                   dim_(result, context_.int_val(1)) == (identity_conv ? args[0] : context_.int_val(1))));
+      for (std::size_t k = 1; k < args.size(); ++k) {
+        facts.push_back(named_forall(context_, "dims:" + name + ":" + std::to_string(1 + k), args,
+                                     dim_(result, context_.int_val(static_cast<int>(1 + k))) == args[k]));
       }
       continue;
     }

@@ -15,9 +15,10 @@
 
 namespace graphsub::verify {
 
-/// ∀ bound. body, with `name` as the quantifier's id (what Z3's profiles and dumps show).
+/// ∀ bound. body, with `name` as the quantifier's id (what Z3's profiles and dumps show), and
+/// `pattern`, where given, as its one E-matching trigger (else Z3 picks them).
 z3::expr named_forall(z3::context& context, const std::string& name, const std::vector<z3::expr>& bound,
-                      const z3::expr& body);
+                      const z3::expr& body, const z3::expr* pattern = nullptr);
 
 /// A rule (or an axiom) as an equation: for all `bound` constants, the hypotheses imply that each
 /// source term equals its target term.

@@ -140,6 +140,28 @@ ir::Graph sum_of_3x3_and_1x1(SumForm form, bool bias, int64_t stride, int64_t gr
   graph.set_outputs({z});
   return graph;
 }
+
+/// x [1, 4, 6, 6] -> a 1x1 convolution (`depthwise` off) or a depthwise 3x3 one (pads 1) of x
+/// with bias and 4 filters, and x added to it: by an Add (`fused` off), or as its residual
+/// input, with `activation`; the graph output "z".
+ir::Graph conv_plus_input(bool depthwise, bool fused, const std::string& activation = "none") {
+  ir::Graph graph;
+  const int64_t channels = 4;
+  const ir::ValueId x = graph.add_input("x", float_type({1, channels, 6, 6}));
+  const int64_t k = depthwise ? 3 : 1;
+  const int64_t group = depthwise ? channels : 1;
+  const ir::Attributes attrs = testing::conv_attributes({k, k}, {1, 1}, std::vector<int64_t>(4, k / 2), {1, 1}, group,
+                                                        fused ? activation : "none");
+  std::vector<ir::ValueId> inputs = {
+      x, graph.add_weight({}, ir::share(testing::random_tensor({channels, channels / group, k, k}, 61))),
+      graph.add_weight({}, ir::share(testing::random_tensor({channels}, 62)))};
+  if (fused) inputs.push_back(x);
+  ir::ValueId z = graph.node(add_inferred(graph, ir::OpKind::kConv, inputs, attrs)).outputs[0];
+  if (!fused) z = graph.node(add_inferred(graph, ir::OpKind::kAdd, {z, x})).outputs[0];
+  graph.set_name(z, "z");
+  graph.set_outputs({z});
+  return graph;
+}
 }  // namespace
 
 TEST_CASE("merge-convs keeps what two convolutions compute", "[rules]") {
@@ -258,6 +280,25 @@ TEST_CASE("a 1x1 convolution added to a 3x3 one of the same input is summed into
           CHECK(rewrite::Matcher::find(sum_of_3x3_and_1x1(form, true, stride, group, inner_residual, activation), other).empty());
         }
       }
+    }
+  }
+}
+
+TEST_CASE("a convolution's own input added to it is folded into its kernel", "[rules]") {
+  const std::vector<rules::Rule> rules = read_rules("merge.rules");
+  for (const bool depthwise : {false, true}) {
+    const std::string kind = depthwise ? "depthwise" : "pointwise";
+    const rules::Rule& added = rule_named(rules, "add-input-to-" + kind + "-conv");
+    const rules::Rule& fused = rule_named(rules, "residual-input-into-" + kind + "-conv");
+    DYNAMIC_SECTION(kind) {
+      check_every_match(conv_plus_input(depthwise, false), added, 1);
+      for (const std::string activation : {"none", "relu", "sigmoid"}) {
+        INFO(activation);
+        check_every_match(conv_plus_input(depthwise, true, activation), fused, 1);
+      }
+      // The other kind's rule does not match.
+      const std::string other = depthwise ? "pointwise" : "depthwise";
+      CHECK(rewrite::Matcher::find(conv_plus_input(depthwise, false), rule_named(rules, "add-input-to-" + other + "-conv")).empty());
     }
   }
 }
