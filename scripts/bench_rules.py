@@ -34,7 +34,7 @@ SETS = ["hand", "generated", "both"]
 
 def shipped_rule_files(root):
     return sorted(f for f in glob.glob(os.path.join(root, "rules", "*.rules"))
-                  if not f.endswith(("axioms.rules", "unproved.rules")))
+                  if not f.endswith("axioms.rules"))
 
 
 def rule_flags(rule_set, generated, root):

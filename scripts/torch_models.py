@@ -22,7 +22,8 @@ command line it exports the models and prints name, path, ONNX node count and si
 benchmark: GPT-2, DistilBERT, RoBERTa, T5's and Whisper's encoders (transformers' default
 configs), Swin-T, MaxViT-T, RegNet-Y, MnasNet, VGG-11, AlexNet, EfficientNet-V2-S, Wide
 ResNet-50, three torchvision segmentation models (their "out" map) and two torchvision detectors
-(boxes, scores, labels). `QUANTIZED_MODELS` (`--quantized`) are int8 forms of zoo models made by
+(boxes, scores, labels), and fifteen of timm's newer architectures (MobileOne, RepViT, FastViT
+and RepVGG with their training-time branches). `QUANTIZED_MODELS` (`--quantized`) are int8 forms of zoo models made by
 onnxruntime's quantization tools (dynamic for the transformers, static QDQ for the CNNs).
 
 Needs torch, torchvision, (for BERT) transformers and (for the extra `tf_` models) timm: not part of CI, because those packages are

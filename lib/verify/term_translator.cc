@@ -300,7 +300,39 @@ class Translation {
     }
     // What a Cast makes is of the type it names.
     if (op == ir::OpKind::kCast) scope_.equation.hypotheses.push_back(t_.dtype()(results[0]) == attrs.at("to").items.at(0));
+    if (op == ir::OpKind::kReshape && rule_.origin != rules::Origin::kAxiom && attrs.count("shape") && inputs.size() == 1) {
+      add_reshape_count(attrs.at("shape").items, inputs[0], results[0]);
+    }
     return results;
+  }
+
+  /// For a rule's Reshape to literal sizes with one -1: that dim times the other sizes is the
+  /// input's element count, stated for this term. dim_facts says the same for every Reshape,
+  /// quantified, as a product of dims that Z3 did not use: the first dim of
+  /// reshape(f, [-1, 1, 1, 1]) of a vector f stayed unknown (conv-per-channel-scale asks for
+  /// it). Only for an input of rank 0 or 1, where the fact is linear. Not for an axiom, whose
+  /// hypotheses are its conditions.
+  void add_reshape_count(const std::vector<z3::expr>& sizes, const z3::expr& input, const z3::expr& result) {
+    const auto known = ranks_.find(input.id());
+    if (known == ranks_.end() || known->second.second > 1) return;  // a product of dims: nonlinear again
+    std::optional<std::size_t> open;
+    int64_t others = 1;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      if (!sizes[i].is_numeral()) return;
+      const int64_t size = sizes[i].get_numeral_int64();
+      if (size == -1 && !open) {
+        open = i;
+      } else if (size >= 1) {
+        others *= size;
+      } else {
+        return;  // a second -1, or a 0 that copies the input's dim
+      }
+    }
+    if (!open) return;
+    z3::expr count = context_.int_val(1);
+    for (int64_t i = 0; i < known->second.second; ++i) count = count * t_.dim()(input, context_.int_val(static_cast<int>(i)));
+    const z3::expr dim = t_.dim()(result, context_.int_val(static_cast<int>(*open)));
+    scope_.equation.hypotheses.push_back(dim * context_.int_val(static_cast<int64_t>(others)) == count);
   }
 
   void define_outputs(const std::vector<std::string>& names, const std::vector<z3::expr>& results,
@@ -363,6 +395,11 @@ class Translation {
         const z3::expr one = context_.int_val(1);
         scope_.equation.hypotheses.push_back(t_.dim()(inputs[1], one) * attrs.at("group").items.at(0) ==
                                              t_.dim()(inputs[0], one));
+      }
+      // A bias has one entry per filter.
+      if (inputs.size() >= 3) {
+        const z3::expr zero = context_.int_val(0);
+        scope_.equation.hypotheses.push_back(t_.dim()(inputs[2], zero) == t_.dim()(inputs[1], zero));
       }
     }
   }

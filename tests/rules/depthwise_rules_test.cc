@@ -361,11 +361,12 @@ TEST_CASE("add-residual-convs-bias-of-one-input keeps what a fused sum of two co
   }
 }
 
-/// x -> conv(x, w, b) + batchnorm(x) as the graph output "z": a RepVGG block's identity branch.
-ir::Graph conv_plus_batchnorm_of_input(const std::vector<int64_t>& input, const ConvParams& params) {
+/// x -> conv(x, w, b) + batchnorm(x) as the graph output "z": a RepVGG block's identity branch;
+/// with `fused`, the normalization is the convolution's residual input, with `activation`.
+ir::Graph conv_plus_batchnorm_of_input(const std::vector<int64_t>& input, ConvParams params, bool fused = false,
+                                       const std::string& activation = "none") {
   ir::Graph graph;
   const ir::ValueId x = graph.add_input("x", float_type(input));
-  const ir::ValueId y = add_conv(graph, x, input[1], params, true, 51);
   std::vector<ir::ValueId> inputs = {x};
   for (uint32_t k = 0; k < 4; ++k) {
     // scale, shift, mean, and a positive variance
@@ -375,24 +376,48 @@ ir::Graph conv_plus_batchnorm_of_input(const std::vector<int64_t>& input, const 
   ir::Attributes epsilon;
   epsilon.set("epsilon", 1e-5f);
   const ir::ValueId n = graph.node(add_inferred(graph, ir::OpKind::kBatchNormalization, inputs, epsilon)).outputs[0];
-  const ir::ValueId z = graph.node(add_inferred(graph, ir::OpKind::kAdd, {y, n})).outputs[0];
+  ir::ValueId z = ir::kNoValue;
+  if (fused) {
+    std::vector<int64_t> dims = {input[1], input[1] / params.group};
+    dims.insert(dims.end(), params.kernel.begin(), params.kernel.end());
+    params.activation = activation;
+    const ir::ValueId w = graph.add_weight({}, ir::share(testing::random_tensor(dims, 51)));
+    const ir::ValueId b = graph.add_weight({}, ir::share(testing::random_tensor({input[1]}, 52)));
+    z = graph.node(add_inferred(graph, ir::OpKind::kConv, {x, w, b, n}, params.attributes())).outputs[0];
+  } else {
+    const ir::ValueId y = add_conv(graph, x, input[1], params, true, 51);
+    z = graph.node(add_inferred(graph, ir::OpKind::kAdd, {y, n})).outputs[0];
+  }
   graph.set_name(z, "z");
   graph.set_outputs({z});
   return graph;
 }
 
-TEST_CASE("the identity-branch rules of unproved.rules keep what a RepVGG block computes", "[rules]") {
-  // Not proved from the axioms (so not in the default set), but numerically right.
-  const std::vector<rules::Rule> rules = read_rules("unproved.rules");
-  REQUIRE(rules.size() == 2);
+TEST_CASE("the batch-norm identity-branch rules keep what a RepVGG block computes", "[rules]") {
+  // In merge.rules with the other identity branches; proved since 2026-12-07.
+  const std::vector<rules::Rule> all = read_rules("merge.rules");
+  const std::vector<rules::Rule> rules = {rule_named(all, "add-batchnorm-of-input-to-pointwise-conv"),
+                                          rule_named(all, "add-batchnorm-of-input-to-depthwise-conv")};
   ConvParams pointwise{{1, 1}, {1, 1}, {0, 0, 0, 0}};
   check_every_match(conv_plus_batchnorm_of_input({1, 6, 5, 5}, pointwise),
                     rule_named(rules, "add-batchnorm-of-input-to-pointwise-conv"), 1);
   check_every_match(conv_plus_batchnorm_of_input({2, 4, 6, 7}, depthwise(4)),
                     rule_named(rules, "add-batchnorm-of-input-to-depthwise-conv"), 1);
-  // A dense 3x3 convolution is neither.
+  // A dense 3x3 convolution is neither, but the third.
   CHECK(count_matches(conv_plus_batchnorm_of_input({1, 4, 5, 5}, ConvParams{}), rules[0]) == 0);
   CHECK(count_matches(conv_plus_batchnorm_of_input({1, 4, 5, 5}, ConvParams{}), rules[1]) == 0);
+  const rules::Rule& dense = rule_named(all, "add-batchnorm-of-input-to-conv-3x3");
+  check_every_match(conv_plus_batchnorm_of_input({2, 4, 6, 5}, ConvParams{}), dense, 1);
+  CHECK(count_matches(conv_plus_batchnorm_of_input({2, 4, 6, 5}, depthwise(4)), dense) == 0);
+  // The residual forms (1x1 and dense 3x3), the activation kept; not the Add forms' rules.
+  for (const std::string activation : {"none", "relu"}) {
+    INFO(activation);
+    check_every_match(conv_plus_batchnorm_of_input({1, 6, 5, 5}, pointwise, true, activation),
+                      rule_named(all, "residual-batchnorm-of-input-into-pointwise-conv"), 1);
+    check_every_match(conv_plus_batchnorm_of_input({2, 4, 6, 5}, ConvParams{}, true, activation),
+                      rule_named(all, "residual-batchnorm-of-input-into-conv-3x3"), 1);
+    CHECK(count_matches(conv_plus_batchnorm_of_input({2, 4, 6, 5}, ConvParams{}, true, activation), dense) == 0);
+  }
   CHECK(rules::parse_rules(rules::print_rules(rules), "again.rules") == rules);
 }
 
