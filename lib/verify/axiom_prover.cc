@@ -1,8 +1,6 @@
 // Proving rules from the axioms: quantified equations over uninterpreted tensors, checked by Z3.
 #include "verify/axiom_prover.h"
 
-#include <optional>
-
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>

@@ -300,7 +300,8 @@ class Translation {
     }
     // What a Cast makes is of the type it names.
     if (op == ir::OpKind::kCast) scope_.equation.hypotheses.push_back(t_.dtype()(results[0]) == attrs.at("to").items.at(0));
-    if (op == ir::OpKind::kReshape && rule_.origin != rules::Origin::kAxiom && attrs.count("shape") && inputs.size() == 1) {
+    const bool rule_reshape = op == ir::OpKind::kReshape && rule_.origin != rules::Origin::kAxiom;
+    if (rule_reshape && attrs.count("shape") && inputs.size() == 1) {
       add_reshape_count(attrs.at("shape").items, inputs[0], results[0]);
     }
     return results;
@@ -330,7 +331,9 @@ class Translation {
     }
     if (!open) return;
     z3::expr count = context_.int_val(1);
-    for (int64_t i = 0; i < known->second.second; ++i) count = count * t_.dim()(input, context_.int_val(static_cast<int>(i)));
+    for (int64_t i = 0; i < known->second.second; ++i) {
+      count = count * t_.dim()(input, context_.int_val(static_cast<int>(i)));
+    }
     const z3::expr dim = t_.dim()(result, context_.int_val(static_cast<int>(*open)));
     scope_.equation.hypotheses.push_back(dim * context_.int_val(static_cast<int64_t>(others)) == count);
   }
@@ -381,14 +384,15 @@ class Translation {
       }
     }
     // A convolution's kernel has the spatial dims its kernel_shape names (Conv's shape inference
-    // fills kernel_shape from the kernel and rejects one it contradicts): what lets an axiom asking for equal kernel shapes
-    // (conv-bias-sum) apply to a kernel and another enlarged to its size. Not for an axiom,
-    // which it would only weaken.
+    // fills kernel_shape from the kernel and rejects one it contradicts): what lets an axiom
+    // asking for equal kernel shapes (conv-bias-sum) apply to a kernel and another enlarged to
+    // its size. Not for an axiom, which it would only weaken.
     if (rule_.origin != rules::Origin::kAxiom && node.op == ir::OpKind::kConv && attrs.count("kernel_shape") &&
         inputs.size() >= 2) {
       const std::vector<z3::expr>& sizes = attrs.at("kernel_shape").items;
       for (std::size_t i = 0; i < sizes.size(); ++i) {
-        scope_.equation.hypotheses.push_back(t_.dim()(inputs[1], context_.int_val(static_cast<int>(2 + i))) == sizes[i]);
+        const z3::expr at = context_.int_val(static_cast<int>(2 + i));
+        scope_.equation.hypotheses.push_back(t_.dim()(inputs[1], at) == sizes[i]);
       }
       // And as many input channels per group as the input has channels in all, over the groups.
       if (attrs.count("group")) {
