@@ -837,32 +837,26 @@ std::vector<z3::expr> TermTranslator::dim_facts(const std::set<std::string>& nam
       reshape_dim_facts(function, facts);
       continue;
     }
-    if (name.rfind("Enlarge/1(kernel_shape:i", 0) == 0 && name.find(",)#0") != std::string::npos) {
-      // An enlarged kernel keeps its filter and channel dims; its spatial dims are kernel_shape's
-      // (arguments: the sizes, then the kernel). Without them no axiom asking for equal kernel
-      // shapes (conv-bias-sum) applies to a kernel enlarged to match another.
-      const z3::expr& kernel = args.back();
-      for (int keep = 0; keep < 2; ++keep) {
-        facts.push_back(named_forall(context_, "dims:" + name + ":" + std::to_string(keep), args,
-                                     dim_(result, context_.int_val(keep)) == dim_(kernel, context_.int_val(keep))));
-      }
-      for (std::size_t k = 0; k + 1 < args.size(); ++k) {
-        facts.push_back(named_forall(context_, "dims:" + name + ":" + std::to_string(2 + k), args,
-                                     dim_(result, context_.int_val(static_cast<int>(2 + k))) == args[k]));
-      }
-      continue;
-    }
+    // The dims of a kernel an op makes, where it fixes them (each function's arguments: its
+    // attributes' values in name order, then its tensors). Without them no axiom asking for
+    // equal kernel shapes (conv-bias-sum) applies to a kernel enlarged to match another, or to
+    // an identity kernel beside a convolution's own.
+    std::vector<z3::expr> kernel;
+    const bool single = name.find(",)#0") != std::string::npos;
     const bool identity_conv = name.rfind("ConstIdentityConv/0(channels:i1,kernel_shape:i", 0) == 0;
-    if ((identity_conv || name.rfind("ConstPool/0(channels:i1,kernel_shape:i", 0) == 0) &&
-        name.find(",)#0") != std::string::npos) {
-      // The constant kernels: [C, C, k...] (the identity) and [C, 1, k...] (the pool), from
-      // their attributes (arguments: channels, then the sizes).
-      facts.push_back(named_forall(context_, "dims:" + name + ":0", args, dim_(result, context_.int_val(0)) == args[0]));
-      facts.push_back(named_forall(context_, "dims:" + name + ":1", args,
-                                   dim_(result, context_.int_val(1)) == (identity_conv ? args[0] : context_.int_val(1))));
-      for (std::size_t k = 1; k < args.size(); ++k) {
-        facts.push_back(named_forall(context_, "dims:" + name + ":" + std::to_string(1 + k), args,
-                                     dim_(result, context_.int_val(static_cast<int>(1 + k))) == args[k]));
+    if (single && name.rfind("Enlarge/1(kernel_shape:i", 0) == 0) {
+      // The enlarged kernel's filter and channel dims, then kernel_shape (the sizes, then the kernel).
+      kernel = {dim_(args.back(), context_.int_val(0)), dim_(args.back(), context_.int_val(1))};
+      kernel.insert(kernel.end(), args.begin(), args.end() - 1);
+    } else if (single && (identity_conv || name.rfind("ConstPool/0(channels:i1,kernel_shape:i", 0) == 0)) {
+      // [C, C, k...] (the identity) and [C, 1, k...] (the pool): channels, then the sizes.
+      kernel = {args[0], identity_conv ? args[0] : context_.int_val(1)};
+      kernel.insert(kernel.end(), args.begin() + 1, args.end());
+    }
+    if (!kernel.empty()) {
+      for (std::size_t k = 0; k < kernel.size(); ++k) {
+        const z3::expr at = context_.int_val(static_cast<int>(k));
+        facts.push_back(named_forall(context_, "dims:" + name + ":" + std::to_string(k), args, dim_(result, at) == kernel[k]));
       }
       continue;
     }
