@@ -421,6 +421,71 @@ TEST_CASE("the batch-norm identity-branch rules keep what a RepVGG block compute
   CHECK(rules::parse_rules(rules::print_rules(rules), "again.rules") == rules);
 }
 
+/// FastViT's RepMixer once its mixer's branches are one convolution, as the graph output "z":
+/// x + s * (conv(x, w, b) - batchnorm(x)), s a layer scale of `scale_dims` (one factor per
+/// channel).
+ir::Graph rep_mixer(const std::vector<int64_t>& input, const ConvParams& params,
+                    const std::vector<int64_t>& scale_dims) {
+  ir::Graph graph;
+  const ir::ValueId x = graph.add_input("x", float_type(input));
+  const ir::ValueId y = add_conv(graph, x, input[1], params, true, 71);
+  std::vector<ir::ValueId> inputs = {x};
+  for (uint32_t k = 0; k < 4; ++k) {
+    inputs.push_back(graph.add_weight({}, ir::share(k == 3 ? testing::random_tensor({input[1]}, 80 + k, 0.5f, 1.5f)
+                                                           : testing::random_tensor({input[1]}, 80 + k))));
+  }
+  ir::Attributes epsilon;
+  epsilon.set("epsilon", 1e-5f);
+  const ir::ValueId n = graph.node(add_inferred(graph, ir::OpKind::kBatchNormalization, inputs, epsilon)).outputs[0];
+  const ir::ValueId d = graph.node(add_inferred(graph, ir::OpKind::kSub, {y, n})).outputs[0];
+  const ir::ValueId s = graph.add_weight({}, ir::share(testing::random_tensor(scale_dims, 90)));
+  const ir::ValueId m = graph.node(add_inferred(graph, ir::OpKind::kMul, {d, s})).outputs[0];
+  const ir::ValueId z = graph.node(add_inferred(graph, ir::OpKind::kAdd, {x, m})).outputs[0];
+  graph.set_name(z, "z");
+  graph.set_outputs({z});
+  return graph;
+}
+
+TEST_CASE("FastViT's RepMixer becomes one depthwise convolution", "[rules]") {
+  const std::vector<rules::Rule> merge = read_rules("merge.rules");
+  const std::vector<rules::Rule> algebra = read_rules("algebra.rules");
+  const rules::Rule& sub = rule_named(merge, "sub-batchnorm-of-input-from-depthwise-conv");
+  const rules::Rule& scale = rule_named(algebra, "fold-output-channel-scale-into-conv-bias-weight");
+  const rules::Rule& residual = rule_named(merge, "add-input-to-depthwise-conv");
+  const ir::Graph before = rep_mixer({2, 4, 6, 7}, depthwise(4), {4, 1, 1});
+  ir::Graph after = before;
+  for (const rules::Rule* rule : {&sub, &scale, &residual}) {
+    INFO(rule->name);
+    after = applied_once(after, *rule);
+    CHECK(runtime::check_equivalent(before, after).passed());
+  }
+  CHECK(running_ops(after) == std::multiset<ir::OpKind>{ir::OpKind::kConv});
+  // The normalization's subtraction needs a depthwise 3x3 convolution: not a dense one, not a
+  // 5x5 one.
+  CHECK(count_matches(rep_mixer({1, 4, 5, 5}, ConvParams{}, {4, 1, 1}), sub) == 0);
+  ConvParams large = depthwise(4);
+  large.kernel = {5, 5};
+  large.pads = {2, 2, 2, 2};
+  CHECK(count_matches(rep_mixer({1, 4, 6, 6}, large, {4, 1, 1}), sub) == 0);
+  // The scale folds into any convolution's weights and bias, one factor per output channel of
+  // [C, 1, 1]; a scale of another layout is left to onnxruntime.
+  const auto scaled_conv = [](const ConvParams& params, const std::vector<int64_t>& scale_dims) {
+    ir::Graph graph;
+    const ir::ValueId x = graph.add_input("x", float_type({2, 4, 7, 6}));
+    const ir::ValueId y = add_conv(graph, x, 6, params, true, 73);
+    const ir::ValueId s = graph.add_weight({}, ir::share(testing::random_tensor(scale_dims, 91)));
+    const ir::ValueId z = graph.node(add_inferred(graph, ir::OpKind::kMul, {y, s})).outputs[0];
+    graph.set_name(z, "z");
+    graph.set_outputs({z});
+    return graph;
+  };
+  check_every_match(scaled_conv(ConvParams{}, {6, 1, 1}), scale, 1);
+  check_every_match(scaled_conv(ConvParams{{1, 1}, {2, 2}, {0, 0, 0, 0}}, {6, 1, 1}), scale, 1);
+  CHECK(count_matches(scaled_conv(ConvParams{}, {1, 6, 1, 1}), scale) == 0);
+  CHECK(count_matches(scaled_conv(ConvParams{}, {6, 7, 6}), scale) == 0);
+  CHECK(count_matches(scaled_conv(ConvParams{}, {1, 1, 1}), scale) == 0);
+}
+
 TEST_CASE("add-convs-of-two-inputs keeps what a sum of convolutions of two inputs computes", "[rules]") {
   const std::vector<rules::Rule> rules = read_rules("depthwise.rules");
   const ConvParams strided{{3, 3}, {2, 2}, {1, 0, 0, 1}};
