@@ -349,6 +349,7 @@ class Optimizer {
     const PartJudge::Verdict first = judge(context, extracted, found, predicted);
     if (first.keep) return kept(found);
     if (options_.retries <= 0 || first.ratio < options_.retry_above) return std::nullopt;
+    if (std::optional<SearchResult> region = kept_region(context, extracted, found)) return region;
     std::vector<std::string> used;
     for (const AppliedStep& step : found.steps) {
       if (std::find(used.begin(), used.end(), step.rule) == used.end()) used.push_back(step.rule);
@@ -381,6 +382,66 @@ class Optimizer {
       if (judge(context, extracted, alternatives[k], ratios[k]).keep) return kept(alternatives[k]);
     }
     return std::nullopt;
+  }
+
+  /// For a result the judge refused as slower whose steps rewrote two or more separate regions
+  /// of the part (step_groups): the regions one at a time, from the lowest written cost alone
+  /// up, each judged with the regions kept before it, at most OptimizerOptions::retries
+  /// judgments; the last kept. A runtime's fusion that one region's rewrites stop (a GELU's
+  /// arithmetic reordered) otherwise takes the other regions' gains down with it, and leaving out
+  /// one rule at a time does not help where several rules reorder it (FastViT's stem: a 1x1
+  /// convolution summed into a 3x3 one, and three rules on the GELU after it).
+  std::optional<SearchResult> kept_region(const TimingContext& context, const Subgraph& extracted,
+                                          const SearchResult& found) {
+    if (found.applied.size() < 2) return std::nullopt;
+    const std::vector<std::vector<std::size_t>> groups = step_groups(extracted.graph, found.applied);
+    if (groups.size() < 2) return std::nullopt;
+    // The regions alone, by their written cost.
+    std::vector<std::size_t> order;
+    std::vector<double> alone(groups.size(), 1);
+    for (std::size_t k = 0; k < groups.size(); ++k) {
+      const std::optional<SearchResult> region = replayed(extracted.graph, found, groups[k]);
+      if (!region) continue;
+      alone[k] = written_ratio(extracted.graph, *region);
+      if (worth_judging(alone[k])) order.push_back(k);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return alone[a] < alone[b]; });
+    std::vector<std::size_t> chosen;
+    std::optional<SearchResult> best;
+    int judgments = 0;
+    for (std::size_t k : order) {
+      if (judgments >= options_.retries) break;
+      std::vector<std::size_t> steps = chosen;
+      steps.insert(steps.end(), groups[k].begin(), groups[k].end());
+      std::sort(steps.begin(), steps.end());
+      std::optional<SearchResult> candidate = replayed(extracted.graph, found, steps);
+      if (!candidate) continue;
+      const double ratio = written_ratio(extracted.graph, *candidate);
+      if (!worth_judging(ratio)) continue;
+      logger("search")->debug("part of {} nodes: {} of its result's {} steps, in separate regions",
+                              extracted.graph.node_count(), steps.size(), found.steps.size());
+      ++judgments;
+      ++result_.split.retried;
+      if (!judge(context, extracted, *candidate, ratio).keep) continue;
+      chosen = std::move(steps);
+      best = std::move(candidate);
+    }
+    if (best) return kept(*best);
+    return std::nullopt;
+  }
+
+  /// `found` with only its steps `chosen` replayed on `part` (replay_steps), costed.
+  std::optional<SearchResult> replayed(const ir::Graph& part, const SearchResult& found,
+                                       const std::vector<std::size_t>& chosen) const {
+    SearchResult result;
+    std::optional<ir::Graph> graph = replay_steps(part, found.applied, chosen, result.applied);
+    if (!graph) return std::nullopt;
+    result.best = std::move(*graph);
+    result.steps = replay(part, result.applied);
+    result.initial_cost = found.initial_cost;
+    result.best_cost = model_.graph_cost(result.best);
+    result.stop = found.stop;
+    return result;
   }
 
   /// `found`'s cost over `part`'s, both as export writes them (CostModel::written_cost); 1 for a

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
+#include <unordered_set>
+#include <utility>
 
 #include "ir/log.h"
 #include "ops/folding.h"
@@ -50,6 +53,123 @@ std::vector<AppliedStep> replay(const ir::Graph& input, const std::vector<rewrit
   }
   if (result) *result = std::move(graph);
   return steps;
+}
+
+namespace {
+
+/// What one step of a sequence did: the node ids it made ([begin, end)), and the nodes that were
+/// there before it whose inputs it changed.
+struct StepEffect {
+  ir::NodeId begin = 0;
+  ir::NodeId end = 0;
+  std::unordered_set<ir::NodeId> rewired;
+};
+
+StepEffect step_effect(const ir::Graph& before, const ir::Graph& after) {
+  StepEffect effect{before.node_capacity(), after.node_capacity(), {}};
+  for (ir::NodeId id : before.node_ids()) {
+    if (after.has_node(id) && after.node(id).inputs != before.node(id).inputs) effect.rewired.insert(id);
+  }
+  return effect;
+}
+
+/// Whether `match` (in `graph`, after `effect`'s step) needs what that step did: it matched a
+/// node the step made, or a node whose inputs the step changed and that reads another matched
+/// node (an edge of the pattern the step made). A matched node that only reads a value the step
+/// made from outside the pattern matches as well without it (a GELU's division after the
+/// convolution a sum was folded into).
+bool depends_on(const ir::Graph& graph, const rewrite::Match& match, const StepEffect& effect) {
+  const std::unordered_set<ir::NodeId> matched(match.nodes.begin(), match.nodes.end());
+  for (ir::NodeId id : match.nodes) {
+    if (id >= effect.begin && id < effect.end) return true;
+    if (!effect.rewired.count(id)) continue;
+    for (ir::ValueId input : graph.node(id).inputs) {
+      if (input != ir::kNoValue && matched.count(graph.value(input).producer)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::vector<std::size_t>> step_groups(const ir::Graph& input, const std::vector<rewrite::Match>& applied) {
+  std::vector<std::size_t> group(applied.size());
+  for (std::size_t k = 0; k < group.size(); ++k) group[k] = k;
+  auto root = [&](std::size_t k) {
+    while (group[k] != k) k = group[k] = group[group[k]];
+    return k;
+  };
+  std::vector<StepEffect> effects;
+  ir::Graph graph = input;
+  for (std::size_t k = 0; k < applied.size(); ++k) {
+    for (std::size_t i = 0; i < k; ++i) {
+      if (depends_on(graph, applied[k], effects[i])) group[root(k)] = root(i);
+    }
+    std::string why_not;
+    std::optional<ir::Graph> next = rewrite::apply(graph, applied[k], &why_not);
+    if (!next) throw std::logic_error("replaying a search's steps: " + why_not);
+    effects.push_back(step_effect(graph, *next));
+    graph = std::move(*next);
+  }
+  std::vector<std::vector<std::size_t>> groups;
+  std::vector<std::size_t> index_of(applied.size(), applied.size());
+  for (std::size_t k = 0; k < applied.size(); ++k) {
+    const std::size_t r = root(k);
+    if (index_of[r] == applied.size()) {
+      index_of[r] = groups.size();
+      groups.emplace_back();
+    }
+    groups[index_of[r]].push_back(k);
+  }
+  return groups;
+}
+
+std::optional<ir::Graph> replay_steps(const ir::Graph& input, const std::vector<rewrite::Match>& applied,
+                                      const std::vector<std::size_t>& chosen, std::vector<rewrite::Match>& matches) {
+  matches.clear();
+  // The node ids each chosen step made in the whole sequence, and those it made here.
+  std::vector<std::pair<StepEffect, StepEffect>> moved;
+  auto node_here = [&](ir::NodeId id) {
+    for (const auto& [there, here] : moved) {
+      if (id >= there.begin && id < there.end) return id - there.begin + here.begin;
+    }
+    return id;
+  };
+  ir::Graph whole = input;  // the whole sequence, for the ids each step made there
+  ir::Graph graph = input;
+  std::size_t next = 0;
+  for (std::size_t k = 0; k < applied.size() && next < chosen.size(); ++k) {
+    std::optional<ir::Graph> whole_next = rewrite::apply(whole, applied[k]);
+    if (!whole_next) return std::nullopt;
+    if (k != chosen[next]) {
+      whole = std::move(*whole_next);
+      continue;
+    }
+    ++next;
+    // The step's match found again on its nodes here: the values it reads from outside the
+    // pattern may be others than in the whole sequence.
+    std::vector<ir::NodeId> nodes = applied[k].nodes;
+    for (ir::NodeId& id : nodes) id = node_here(id);
+    std::optional<rewrite::Match> found;
+    for (rewrite::Match& match : rewrite::Matcher::find(graph, *applied[k].rule)) {
+      if (match.nodes == nodes && match.variables == applied[k].variables) {
+        found = std::move(match);
+        break;
+      }
+    }
+    if (!found) return std::nullopt;
+    std::optional<ir::Graph> after = rewrite::apply(graph, *found);
+    if (!after) return std::nullopt;
+    const StepEffect there{whole.node_capacity(), whole_next->node_capacity(), {}};
+    const StepEffect here{graph.node_capacity(), after->node_capacity(), {}};
+    if (there.end - there.begin != here.end - here.begin) return std::nullopt;
+    moved.emplace_back(there, here);
+    matches.push_back(std::move(*found));
+    whole = std::move(*whole_next);
+    graph = std::move(*after);
+  }
+  if (next != chosen.size()) return std::nullopt;
+  return graph;
 }
 
 SearchState::SearchState(const ir::Graph& input, const rewrite::Matcher& matcher, const cost::CostModel& model,

@@ -245,10 +245,10 @@ ir::Graph one_minus_times(bool one_minus_first, const std::vector<int64_t>& one_
 ir::Attributes padded_conv() { return attributes({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}); }
 
 /// conv(x * s, w[, b]) or conv(x, w[, b]) * s, x [1, 3, 6, 6], w [4, 3, 3, 3], s a scalar weight.
-ir::Graph scaled_conv(bool scale_input, bool bias) {
+ir::Graph scaled_conv(bool scale_input, bool bias, const std::vector<int64_t>& scale = {}) {
   Builder g;
   const ValueId x = g.input({1, 3, 6, 6});
-  const ValueId s = g.weight({});
+  const ValueId s = g.weight(scale);
   std::vector<ValueId> inputs = {scale_input ? g.op(OpKind::kMul, {x, s}) : x, g.weight({4, 3, 3, 3})};
   if (bias) inputs.push_back(g.weight({4}));
   const ValueId c = g.op(OpKind::kConv, inputs, padded_conv());
@@ -570,6 +570,15 @@ std::vector<Case> scalar_cases() {
       {"fold-scalar-into-conv-bias-weight", "pads 1", [] { return scaled_conv(true, true); }, 1, 2},
       {"fold-output-scale-into-conv-weight", "pads 1", [] { return scaled_conv(false, false); }, 1, 2},
       {"fold-output-scale-into-conv-bias-weight", "pads 1", [] { return scaled_conv(false, true); }, 1, 3},
+      // One factor per output channel, as [C, 1, 1] only; not without a bias.
+      {"fold-output-channel-scale-into-conv-bias-weight", "s [4, 1, 1]",
+       [] { return scaled_conv(false, true, {4, 1, 1}); }, 1, 5},
+      {"fold-output-channel-scale-into-conv-bias-weight", "s [1, 4, 1, 1]",
+       [] { return scaled_conv(false, true, {1, 4, 1, 1}); }, 0, 0},
+      {"fold-output-channel-scale-into-conv-bias-weight", "s [4, 6, 6]",
+       [] { return scaled_conv(false, true, {4, 6, 6}); }, 0, 0},
+      {"fold-output-channel-scale-into-conv-bias-weight", "no bias",
+       [] { return scaled_conv(false, false, {4, 1, 1}); }, 0, 0},
       {"div-by-scalar-to-mul", "x [2, 3] / 4",
        [] {
          return with_constant(OpKind::kDiv, {2, 3}, {1}, 4.0f);
@@ -1057,7 +1066,7 @@ TEST_CASE("algebra: the search folds a scale after a projection with bias into i
 
 TEST_CASE("algebra: the rules survive a print/parse round trip", "[rules]") {
   const std::vector<rules::Rule>& rules = algebra_rules();
-  CHECK(rules.size() == 61);
+  CHECK(rules.size() == 62);
   CHECK(rules::parse_rules(rules::print_rules(rules), "again.rules") == rules);
 }
 

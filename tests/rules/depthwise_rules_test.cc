@@ -467,23 +467,6 @@ TEST_CASE("FastViT's RepMixer becomes one depthwise convolution", "[rules]") {
   large.kernel = {5, 5};
   large.pads = {2, 2, 2, 2};
   CHECK(count_matches(rep_mixer({1, 4, 6, 6}, large, {4, 1, 1}), sub) == 0);
-  // The scale folds into any convolution's weights and bias, one factor per output channel of
-  // [C, 1, 1]; a scale of another layout is left to onnxruntime.
-  const auto scaled_conv = [](const ConvParams& params, const std::vector<int64_t>& scale_dims) {
-    ir::Graph graph;
-    const ir::ValueId x = graph.add_input("x", float_type({2, 4, 7, 6}));
-    const ir::ValueId y = add_conv(graph, x, 6, params, true, 73);
-    const ir::ValueId s = graph.add_weight({}, ir::share(testing::random_tensor(scale_dims, 91)));
-    const ir::ValueId z = graph.node(add_inferred(graph, ir::OpKind::kMul, {y, s})).outputs[0];
-    graph.set_name(z, "z");
-    graph.set_outputs({z});
-    return graph;
-  };
-  check_every_match(scaled_conv(ConvParams{}, {6, 1, 1}), scale, 1);
-  check_every_match(scaled_conv(ConvParams{{1, 1}, {2, 2}, {0, 0, 0, 0}}, {6, 1, 1}), scale, 1);
-  CHECK(count_matches(scaled_conv(ConvParams{}, {1, 6, 1, 1}), scale) == 0);
-  CHECK(count_matches(scaled_conv(ConvParams{}, {6, 7, 6}), scale) == 0);
-  CHECK(count_matches(scaled_conv(ConvParams{}, {1, 1, 1}), scale) == 0);
 }
 
 TEST_CASE("add-convs-of-two-inputs keeps what a sum of convolutions of two inputs computes", "[rules]") {
