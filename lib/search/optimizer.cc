@@ -347,9 +347,15 @@ class Optimizer {
     }
     const TimingContext context(outer, extracted, options_.context_depth);
     const PartJudge::Verdict first = judge(context, extracted, found, predicted);
-    if (first.keep) return kept(found);
+    if (first.keep) {
+      // Kept whole, it may still hold a region that loses: its other regions alone may measure
+      // faster still.
+      std::optional<Judged> regions = judged_regions(context, extracted, found);
+      if (regions && regions->ratio < first.ratio) return kept(regions->result);
+      return kept(found);
+    }
     if (options_.retries <= 0 || first.ratio < options_.retry_above) return std::nullopt;
-    if (std::optional<SearchResult> region = kept_region(context, extracted, found)) return region;
+    if (std::optional<Judged> regions = judged_regions(context, extracted, found)) return kept(regions->result);
     std::vector<std::string> used;
     for (const AppliedStep& step : found.steps) {
       if (std::find(used.begin(), used.end(), step.rule) == used.end()) used.push_back(step.rule);
@@ -384,16 +390,23 @@ class Optimizer {
     return std::nullopt;
   }
 
-  /// For a result the judge refused as slower whose steps rewrote two or more separate regions
-  /// of the part (step_groups): the regions one at a time, from the lowest written cost alone
-  /// up, each judged with the regions kept before it, at most OptimizerOptions::retries
-  /// judgments; the last kept. A runtime's fusion that one region's rewrites stop (a GELU's
-  /// arithmetic reordered) otherwise takes the other regions' gains down with it, and leaving out
-  /// one rule at a time does not help where several rules reorder it (FastViT's stem: a 1x1
-  /// convolution summed into a 3x3 one, and three rules on the GELU after it).
-  std::optional<SearchResult> kept_region(const TimingContext& context, const Subgraph& extracted,
-                                          const SearchResult& found) {
-    if (found.applied.size() < 2) return std::nullopt;
+  /// A part's result and its measured time over the part's.
+  struct Judged {
+    SearchResult result;
+    double ratio = 1;
+  };
+
+  /// For a result whose steps rewrote two or more separate regions of the part (step_groups):
+  /// the regions one at a time, from the lowest written cost alone up, each judged with the
+  /// regions kept before it, at most OptimizerOptions::retries judgments; the last kept, with its
+  /// measured ratio, or nullopt. A runtime's fusion that one region's rewrites stop (a GELU's
+  /// arithmetic reordered) otherwise takes the other regions' gains down with it where the judge
+  /// refuses the whole, and stays in it where the others' gains outweigh it; leaving out one rule
+  /// at a time does not help where several rules reorder it (FastViT's stem: a 1x1 convolution
+  /// summed into a 3x3 one, and three rules on the GELU after it).
+  std::optional<Judged> judged_regions(const TimingContext& context, const Subgraph& extracted,
+                                       const SearchResult& found) {
+    if (found.applied.size() < 2 || options_.retries <= 0) return std::nullopt;
     const std::vector<std::vector<std::size_t>> groups = step_groups(extracted.graph, found.applied);
     if (groups.size() < 2) return std::nullopt;
     // The regions alone, by their written cost.
@@ -407,13 +420,14 @@ class Optimizer {
     }
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return alone[a] < alone[b]; });
     std::vector<std::size_t> chosen;
-    std::optional<SearchResult> best;
+    std::optional<Judged> best;
     int judgments = 0;
     for (std::size_t k : order) {
       if (judgments >= options_.retries) break;
       std::vector<std::size_t> steps = chosen;
       steps.insert(steps.end(), groups[k].begin(), groups[k].end());
       std::sort(steps.begin(), steps.end());
+      if (steps.size() == found.applied.size()) break;  // the whole result, judged already
       std::optional<SearchResult> candidate = replayed(extracted.graph, found, steps);
       if (!candidate) continue;
       const double ratio = written_ratio(extracted.graph, *candidate);
@@ -422,12 +436,12 @@ class Optimizer {
                               extracted.graph.node_count(), steps.size(), found.steps.size());
       ++judgments;
       ++result_.split.retried;
-      if (!judge(context, extracted, *candidate, ratio).keep) continue;
+      const PartJudge::Verdict verdict = judge(context, extracted, *candidate, ratio);
+      if (!verdict.keep || (best && verdict.ratio >= best->ratio)) continue;
       chosen = std::move(steps);
-      best = std::move(candidate);
+      best = Judged{std::move(*candidate), verdict.ratio};
     }
-    if (best) return kept(*best);
-    return std::nullopt;
+    return best;
   }
 
   /// `found` with only its steps `chosen` replayed on `part` (replay_steps), costed.

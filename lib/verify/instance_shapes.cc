@@ -401,12 +401,14 @@ struct Window {
   }
 };
 
-/// Pads of 0 or 1 (below the kernel for pools), most often equal at both ends of an axis.
+/// Pads of 0 or 1 (below the kernel for pools), most often equal at both ends of an axis; for a
+/// convolution of a kernel larger than 3, up to half of it (a 7x7 kernel's pads of 3, which a
+/// 3x3 one's of 1 plus 2 makes, where a rule sums the two).
 Dims draw_pads(const NodeDraw& draw, const Dims& kernel, bool is_conv) {
   const std::size_t rank = kernel.size();
   Dims pads(2 * rank);
   for (std::size_t axis = 0; axis < rank; ++axis) {
-    const int64_t most = is_conv ? 1 : std::min<int64_t>(1, kernel[axis] - 1);
+    const int64_t most = is_conv ? std::max<int64_t>(1, (kernel[axis] - 1) / 2) : std::min<int64_t>(1, kernel[axis] - 1);
     pads[axis] = uniform(draw, 0, most);
     pads[axis + rank] = chance(draw, 0.75) ? pads[axis] : uniform(draw, 0, most);
   }

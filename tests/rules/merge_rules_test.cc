@@ -102,16 +102,18 @@ void check_every_match(const ir::Graph& graph, const rules::Rule& rule, std::siz
 }
 
 
-/// How a 3x3 and a 1x1 convolution of one input are summed: by an Add, or after the residual
-/// fusion with the 1x1 (or the 3x3) as the other's residual input.
-enum class SumForm { kAdd, kOneByOneInside, kThreeByThreeInside };
+/// How a larger and a smaller convolution of one input are summed: by an Add, or after the
+/// residual fusion with the smaller (or the larger) as the other's residual input.
+enum class SumForm { kAdd, kSmallInside, kLargeInside };
 
-/// x [1, 4, 7, 7] -> a 3x3 convolution (pads 1) and a 1x1 one (pads 0) of x with 4 filters,
-/// `stride` and `group`, summed in `form` as the graph output "z"; where fused, the inner
-/// convolution has a residual input "r" of its own if `inner_residual`, and the outer one
-/// `activation`. Bias on both where `bias` (always, fused).
-ir::Graph sum_of_3x3_and_1x1(SumForm form, bool bias, int64_t stride, int64_t group, bool inner_residual = false,
-                             const std::string& activation = "none") {
+/// x [1, 4, 7, 7] -> a `large` x `large` convolution and a smaller one of x (1x1 beside a 3x3,
+/// 3x3 beside a 7x7; pads keeping the size) with 4 filters, `stride` and `group`, summed in
+/// `form` as the graph output "z"; where fused, the inner convolution has a residual input "r" of
+/// its own if `inner_residual`, and the outer one `activation`. Bias on both where `bias`
+/// (always, fused).
+ir::Graph sum_of_two_kernels(SumForm form, bool bias, int64_t stride, int64_t group, bool inner_residual = false,
+                             const std::string& activation = "none", int64_t large = 3) {
+  const int64_t small = large == 7 ? 3 : 1;
   ir::Graph graph;
   const int64_t channels = 4;
   const int64_t size = 6 / stride + 1;
@@ -129,12 +131,13 @@ ir::Graph sum_of_3x3_and_1x1(SumForm form, bool bias, int64_t stride, int64_t gr
   };
   ir::ValueId z = ir::kNoValue;
   if (form == SumForm::kAdd) {
-    z = graph.node(add_inferred(graph, ir::OpKind::kAdd, {conv(3, {}, "none", 11), conv(1, {}, "none", 21)})).outputs[0];
+    z = graph.node(add_inferred(graph, ir::OpKind::kAdd, {conv(large, {}, "none", 11), conv(small, {}, "none", 21)}))
+            .outputs[0];
   } else {
-    const int64_t inner = form == SumForm::kOneByOneInside ? 1 : 3;
+    const int64_t inner = form == SumForm::kSmallInside ? small : large;
     std::vector<ir::ValueId> residual;
     if (inner_residual) residual.push_back(graph.add_input("r", float_type({1, channels, size, size})));
-    z = conv(4 - inner, {conv(inner, residual, "none", 11)}, activation, 21);
+    z = conv(inner == small ? large : small, {conv(inner, residual, "none", 11)}, activation, 21);
   }
   graph.set_name(z, "z");
   graph.set_outputs({z});
@@ -261,25 +264,46 @@ TEST_CASE("a 1x1 convolution added to a 3x3 one of the same input is summed into
   for (const bool bias : {false, true}) {
     const rules::Rule& rule = rule_named(rules, bias ? "add-conv-bias-1x1-into-3x3" : "add-conv-1x1-into-3x3");
     DYNAMIC_SECTION(rule.name << ", stride " << stride << ", group " << group) {
-      check_every_match(sum_of_3x3_and_1x1(SumForm::kAdd, bias, stride, group), rule, 1);
+      check_every_match(sum_of_two_kernels(SumForm::kAdd, bias, stride, group), rule, 1);
     }
   }
   // With the residual fusion taken first (either convolution inside the other), with and without
   // a residual input of the inner one, and the outer one's activation kept.
-  for (const SumForm form : {SumForm::kOneByOneInside, SumForm::kThreeByThreeInside}) {
+  for (const SumForm form : {SumForm::kSmallInside, SumForm::kLargeInside}) {
     for (const bool inner_residual : {false, true}) {
-      std::string name = form == SumForm::kOneByOneInside ? "add-residual-conv-bias-1x1-into-3x3"
+      std::string name = form == SumForm::kSmallInside ? "add-residual-conv-bias-1x1-into-3x3"
                                                           : "add-residual-conv-bias-3x3-into-1x1";
       if (inner_residual) name += "-with-residual";
       const rules::Rule& rule = rule_named(rules, name);
       for (const std::string activation : {"none", "relu"}) {
         DYNAMIC_SECTION(name << ", " << activation << ", stride " << stride << ", group " << group) {
-          check_every_match(sum_of_3x3_and_1x1(form, true, stride, group, inner_residual, activation), rule, 1);
+          check_every_match(sum_of_two_kernels(form, true, stride, group, inner_residual, activation), rule, 1);
           // The rule for the other case does not match: a residual input is there or it is not.
           const rules::Rule& other = rule_named(rules, inner_residual ? name.substr(0, name.size() - 14) : name + "-with-residual");
-          CHECK(rewrite::Matcher::find(sum_of_3x3_and_1x1(form, true, stride, group, inner_residual, activation), other).empty());
+          CHECK(rewrite::Matcher::find(sum_of_two_kernels(form, true, stride, group, inner_residual, activation), other).empty());
         }
       }
+    }
+  }
+}
+
+TEST_CASE("a 3x3 convolution added to a 7x7 one of the same input is summed into it", "[rules]") {
+  // FastViT's downsampling (a large kernel beside a small one, depthwise, stride 2).
+  const std::vector<rules::Rule> rules = read_rules("merge.rules");
+  const int64_t stride = GENERATE(1, 2);
+  const int64_t group = GENERATE(1, 4);
+  DYNAMIC_SECTION("stride " << stride << ", group " << group) {
+    check_every_match(sum_of_two_kernels(SumForm::kAdd, true, stride, group, false, "none", 7),
+                      rule_named(rules, "add-conv-bias-3x3-into-7x7"), 1);
+    CHECK(rewrite::Matcher::find(sum_of_two_kernels(SumForm::kAdd, true, stride, group),
+                                 rule_named(rules, "add-conv-bias-3x3-into-7x7"))
+              .empty());
+    for (const std::string activation : {"none", "relu"}) {
+      INFO(activation);
+      check_every_match(sum_of_two_kernels(SumForm::kSmallInside, true, stride, group, false, activation, 7),
+                        rule_named(rules, "add-residual-conv-bias-3x3-into-7x7"), 1);
+      check_every_match(sum_of_two_kernels(SumForm::kLargeInside, true, stride, group, false, activation, 7),
+                        rule_named(rules, "add-residual-conv-bias-7x7-into-3x3"), 1);
     }
   }
 }
