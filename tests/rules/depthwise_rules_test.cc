@@ -361,21 +361,28 @@ TEST_CASE("add-residual-convs-bias-of-one-input keeps what a fused sum of two co
   }
 }
 
+/// An inference batch normalization of the image x with random parameters (seeds `seed` on; a
+/// positive variance).
+ir::ValueId batchnorm_of(ir::Graph& graph, ir::ValueId x, uint32_t seed) {
+  const int64_t channels = graph.value(x).type.shape.dims[1].value;
+  std::vector<ir::ValueId> inputs = {x};
+  for (uint32_t k = 0; k < 4; ++k) {
+    // scale, shift, mean, and a positive variance
+    inputs.push_back(graph.add_weight({}, ir::share(k == 3 ? testing::random_tensor({channels}, seed + k, 0.5f, 1.5f)
+                                                           : testing::random_tensor({channels}, seed + k))));
+  }
+  ir::Attributes epsilon;
+  epsilon.set("epsilon", 1e-5f);
+  return graph.node(add_inferred(graph, ir::OpKind::kBatchNormalization, inputs, epsilon)).outputs[0];
+}
+
 /// x -> conv(x, w, b) + batchnorm(x) as the graph output "z": a RepVGG block's identity branch;
 /// with `fused`, the normalization is the convolution's residual input, with `activation`.
 ir::Graph conv_plus_batchnorm_of_input(const std::vector<int64_t>& input, ConvParams params, bool fused = false,
                                        const std::string& activation = "none") {
   ir::Graph graph;
   const ir::ValueId x = graph.add_input("x", float_type(input));
-  std::vector<ir::ValueId> inputs = {x};
-  for (uint32_t k = 0; k < 4; ++k) {
-    // scale, shift, mean, and a positive variance
-    inputs.push_back(graph.add_weight({}, ir::share(k == 3 ? testing::random_tensor({input[1]}, 60 + k, 0.5f, 1.5f)
-                                                           : testing::random_tensor({input[1]}, 60 + k))));
-  }
-  ir::Attributes epsilon;
-  epsilon.set("epsilon", 1e-5f);
-  const ir::ValueId n = graph.node(add_inferred(graph, ir::OpKind::kBatchNormalization, inputs, epsilon)).outputs[0];
+  const ir::ValueId n = batchnorm_of(graph, x, 60);
   ir::ValueId z = ir::kNoValue;
   if (fused) {
     std::vector<int64_t> dims = {input[1], input[1] / params.group};
@@ -429,14 +436,7 @@ ir::Graph rep_mixer(const std::vector<int64_t>& input, const ConvParams& params,
   ir::Graph graph;
   const ir::ValueId x = graph.add_input("x", float_type(input));
   const ir::ValueId y = add_conv(graph, x, input[1], params, true, 71);
-  std::vector<ir::ValueId> inputs = {x};
-  for (uint32_t k = 0; k < 4; ++k) {
-    inputs.push_back(graph.add_weight({}, ir::share(k == 3 ? testing::random_tensor({input[1]}, 80 + k, 0.5f, 1.5f)
-                                                           : testing::random_tensor({input[1]}, 80 + k))));
-  }
-  ir::Attributes epsilon;
-  epsilon.set("epsilon", 1e-5f);
-  const ir::ValueId n = graph.node(add_inferred(graph, ir::OpKind::kBatchNormalization, inputs, epsilon)).outputs[0];
+  const ir::ValueId n = batchnorm_of(graph, x, 80);
   const ir::ValueId d = graph.node(add_inferred(graph, ir::OpKind::kSub, {y, n})).outputs[0];
   const ir::ValueId s = graph.add_weight({}, ir::share(testing::random_tensor(scale_dims, 90)));
   const ir::ValueId m = graph.node(add_inferred(graph, ir::OpKind::kMul, {d, s})).outputs[0];

@@ -539,6 +539,13 @@ struct KeepsRelus : search::PartJudge {
   }
 };
 
+/// `graph` with four sigmoids after `v`, the last the graph output "z" (its only output).
+void with_sigmoids(ir::Graph& graph, ir::ValueId v) {
+  for (int i = 0; i < 4; ++i) v = out(graph, add_canonical(graph, ir::OpKind::kSigmoid, {v}));
+  graph.set_name(v, "z");
+  graph.set_outputs({v});
+}
+
 std::size_t count_op(const ir::Graph& graph, ir::OpKind op) {
   const std::vector<ir::NodeId> ids = graph.node_ids();
   return static_cast<std::size_t>(
@@ -571,10 +578,7 @@ TEST_CASE("a judged part keeps the separate regions of its result that measure f
   const ir::ValueId x = out(graph, add_canonical(graph, ir::OpKind::kIdentity, {input}));
   const ir::ValueId small = testing::conv(graph, x, 4, {1, 1}, 1);
   const ir::ValueId large = testing::conv(graph, x, 4, {3, 3}, 2);
-  ir::ValueId v = out(graph, add_canonical(graph, ir::OpKind::kAdd, {large, small}));
-  for (int i = 0; i < 4; ++i) v = out(graph, add_canonical(graph, ir::OpKind::kSigmoid, {v}));
-  graph.set_name(v, "z");
-  graph.set_outputs({v});
+  with_sigmoids(graph, out(graph, add_canonical(graph, ir::OpKind::kAdd, {large, small})));
 
   KeepsIdentities judge;
   search::OptimizerOptions options;
@@ -715,10 +719,7 @@ TEST_CASE("a part the judge refuses is searched again less a rule it used", "[se
   // refuses it; the part searched again without the ReLU's fusion (the residual fused alone) is
   // kept.
   ir::Graph graph = resnet_chain(1);
-  ir::ValueId v = graph.outputs()[0];
-  for (int i = 0; i < 4; ++i) v = out(graph, add_canonical(graph, ir::OpKind::kSigmoid, {v}));
-  graph.set_name(v, "z");
-  graph.set_outputs({v});
+  with_sigmoids(graph, graph.outputs()[0]);
 
   KeepsRelus judge;
   search::OptimizerOptions options;
