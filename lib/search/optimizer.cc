@@ -396,7 +396,7 @@ class Optimizer {
     double ratio = 1;
   };
 
-  /// For a result whose steps rewrote two or more separate regions of the part (step_groups):
+  /// For a result whose steps rewrote two or more separate regions of the part (step_regions):
   /// the regions one at a time, from the lowest written cost alone up, each judged with the
   /// regions kept before it, at most OptimizerOptions::retries judgments; the last kept, with its
   /// measured ratio, or nullopt. A runtime's fusion that one region's rewrites stop (a GELU's
@@ -407,18 +407,20 @@ class Optimizer {
   std::optional<Judged> judged_regions(const TimingContext& context, const Subgraph& extracted,
                                        const SearchResult& found) {
     if (found.applied.size() < 2 || options_.retries <= 0) return std::nullopt;
-    const std::vector<std::vector<std::size_t>> groups = step_groups(extracted.graph, found.applied);
+    const StepRegions regions = step_regions(extracted.graph, found.applied);
+    const std::vector<std::vector<std::size_t>>& groups = regions.groups;
     if (groups.size() < 2) return std::nullopt;
     // The regions alone, by their written cost.
+    std::vector<std::optional<SearchResult>> alone(groups.size());
+    std::vector<double> ratios(groups.size(), 1);
     std::vector<std::size_t> order;
-    std::vector<double> alone(groups.size(), 1);
     for (std::size_t k = 0; k < groups.size(); ++k) {
-      const std::optional<SearchResult> region = replayed(extracted.graph, found, groups[k]);
-      if (!region) continue;
-      alone[k] = written_ratio(extracted.graph, *region);
-      if (worth_judging(alone[k])) order.push_back(k);
+      alone[k] = replayed(extracted.graph, found, regions, groups[k]);
+      if (!alone[k]) continue;
+      ratios[k] = written_ratio(extracted.graph, *alone[k]);
+      if (worth_judging(ratios[k])) order.push_back(k);
     }
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return alone[a] < alone[b]; });
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return ratios[a] < ratios[b]; });
     std::vector<std::size_t> chosen;
     std::optional<Judged> best;
     int judgments = 0;
@@ -428,9 +430,11 @@ class Optimizer {
       steps.insert(steps.end(), groups[k].begin(), groups[k].end());
       std::sort(steps.begin(), steps.end());
       if (steps.size() == found.applied.size()) break;  // the whole result, judged already
-      std::optional<SearchResult> candidate = replayed(extracted.graph, found, steps);
+      // A region alone was replayed and priced above; with others, it is replayed with them.
+      std::optional<SearchResult> candidate =
+          chosen.empty() ? std::move(alone[k]) : replayed(extracted.graph, found, regions, steps);
       if (!candidate) continue;
-      const double ratio = written_ratio(extracted.graph, *candidate);
+      const double ratio = chosen.empty() ? ratios[k] : written_ratio(extracted.graph, *candidate);
       if (!worth_judging(ratio)) continue;
       logger("search")->debug("part of {} nodes: {} of its result's {} steps, in separate regions",
                               extracted.graph.node_count(), steps.size(), found.steps.size());
@@ -445,13 +449,12 @@ class Optimizer {
   }
 
   /// `found` with only its steps `chosen` replayed on `part` (replay_steps), costed.
-  std::optional<SearchResult> replayed(const ir::Graph& part, const SearchResult& found,
+  std::optional<SearchResult> replayed(const ir::Graph& part, const SearchResult& found, const StepRegions& regions,
                                        const std::vector<std::size_t>& chosen) const {
     SearchResult result;
-    std::optional<ir::Graph> graph = replay_steps(part, found.applied, chosen, result.applied);
+    std::optional<ir::Graph> graph = replay_steps(part, found.applied, regions, chosen, result.applied, result.steps);
     if (!graph) return std::nullopt;
     result.best = std::move(*graph);
-    result.steps = replay(part, result.applied);
     result.initial_cost = found.initial_cost;
     result.best_cost = model_.graph_cost(result.best);
     result.stop = found.stop;

@@ -92,13 +92,14 @@ bool depends_on(const ir::Graph& graph, const rewrite::Match& match, const StepE
 
 }  // namespace
 
-std::vector<std::vector<std::size_t>> step_groups(const ir::Graph& input, const std::vector<rewrite::Match>& applied) {
+StepRegions step_regions(const ir::Graph& input, const std::vector<rewrite::Match>& applied) {
   std::vector<std::size_t> group(applied.size());
   for (std::size_t k = 0; k < group.size(); ++k) group[k] = k;
   auto root = [&](std::size_t k) {
     while (group[k] != k) k = group[k] = group[group[k]];
     return k;
   };
+  StepRegions regions;
   std::vector<StepEffect> effects;
   ir::Graph graph = input;
   for (std::size_t k = 0; k < applied.size(); ++k) {
@@ -109,43 +110,36 @@ std::vector<std::vector<std::size_t>> step_groups(const ir::Graph& input, const 
     std::optional<ir::Graph> next = rewrite::apply(graph, applied[k], &why_not);
     if (!next) throw std::logic_error("replaying a search's steps: " + why_not);
     effects.push_back(step_effect(graph, *next));
+    regions.made.emplace_back(effects.back().begin, effects.back().end);
     graph = std::move(*next);
   }
-  std::vector<std::vector<std::size_t>> groups;
   std::vector<std::size_t> index_of(applied.size(), applied.size());
   for (std::size_t k = 0; k < applied.size(); ++k) {
     const std::size_t r = root(k);
     if (index_of[r] == applied.size()) {
-      index_of[r] = groups.size();
-      groups.emplace_back();
+      index_of[r] = regions.groups.size();
+      regions.groups.emplace_back();
     }
-    groups[index_of[r]].push_back(k);
+    regions.groups[index_of[r]].push_back(k);
   }
-  return groups;
+  return regions;
 }
 
 std::optional<ir::Graph> replay_steps(const ir::Graph& input, const std::vector<rewrite::Match>& applied,
-                                      const std::vector<std::size_t>& chosen, std::vector<rewrite::Match>& matches) {
+                                      const StepRegions& regions, const std::vector<std::size_t>& chosen,
+                                      std::vector<rewrite::Match>& matches, std::vector<AppliedStep>& steps) {
   matches.clear();
-  // The node ids each chosen step made in the whole sequence, and those it made here.
-  std::vector<std::pair<StepEffect, StepEffect>> moved;
+  steps.clear();
+  // The node ids each chosen step made in the whole sequence, and where those made here begin.
+  std::vector<std::pair<std::pair<ir::NodeId, ir::NodeId>, ir::NodeId>> moved;
   auto node_here = [&](ir::NodeId id) {
     for (const auto& [there, here] : moved) {
-      if (id >= there.begin && id < there.end) return id - there.begin + here.begin;
+      if (id >= there.first && id < there.second) return id - there.first + here;
     }
     return id;
   };
-  ir::Graph whole = input;  // the whole sequence, for the ids each step made there
   ir::Graph graph = input;
-  std::size_t next = 0;
-  for (std::size_t k = 0; k < applied.size() && next < chosen.size(); ++k) {
-    std::optional<ir::Graph> whole_next = rewrite::apply(whole, applied[k]);
-    if (!whole_next) return std::nullopt;
-    if (k != chosen[next]) {
-      whole = std::move(*whole_next);
-      continue;
-    }
-    ++next;
+  for (std::size_t k : chosen) {
     // The step's match found again on its nodes here: the values it reads from outside the
     // pattern may be others than in the whole sequence.
     std::vector<ir::NodeId> nodes = applied[k].nodes;
@@ -160,15 +154,13 @@ std::optional<ir::Graph> replay_steps(const ir::Graph& input, const std::vector<
     if (!found) return std::nullopt;
     std::optional<ir::Graph> after = rewrite::apply(graph, *found);
     if (!after) return std::nullopt;
-    const StepEffect there{whole.node_capacity(), whole_next->node_capacity(), {}};
-    const StepEffect here{graph.node_capacity(), after->node_capacity(), {}};
-    if (there.end - there.begin != here.end - here.begin) return std::nullopt;
-    moved.emplace_back(there, here);
+    const std::pair<ir::NodeId, ir::NodeId>& there = regions.made.at(k);
+    if (there.second - there.first != after->node_capacity() - graph.node_capacity()) return std::nullopt;
+    moved.emplace_back(there, graph.node_capacity());
+    steps.push_back({found->rule->name, rewrite::matched_nodes(graph, *found)});
     matches.push_back(std::move(*found));
-    whole = std::move(*whole_next);
     graph = std::move(*after);
   }
-  if (next != chosen.size()) return std::nullopt;
   return graph;
 }
 

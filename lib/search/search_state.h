@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "cost/cost.h"
@@ -52,22 +53,30 @@ std::vector<rewrite::Match> unroll(Path path);
 std::vector<AppliedStep> replay(const ir::Graph& input, const std::vector<rewrite::Match>& applied,
                                 ir::Graph* result = nullptr);
 
-/// The steps of `applied` (SearchResult::applied, a search of `input`) in groups that rewrite
-/// separate regions, each group's step indices ascending, the groups by their first step: a step
-/// joins the group of every earlier step that made one of the nodes it matched, or made an edge
-/// between two of them (changed a matched node's inputs, where it reads another matched node).
-/// A group replayed alone (replay_steps) matches its nodes again, reading what is there outside
-/// its patterns. One group where every step builds on the ones before.
-std::vector<std::vector<std::size_t>> step_groups(const ir::Graph& input, const std::vector<rewrite::Match>& applied);
+/// The steps of a search's result (SearchResult::applied) by the regions of the graph they
+/// rewrote: `groups`, each group's step indices ascending, the groups by their first step, where
+/// a step joins the group of every earlier step that made one of the nodes it matched, or made an
+/// edge between two of them (changed a matched node's inputs, where it reads another matched
+/// node); one group where every step builds on the ones before. `made`: the node ids each step
+/// made in the whole sequence ([first, last + 1)), which replay_steps maps to the ids it makes.
+struct StepRegions {
+  std::vector<std::vector<std::size_t>> groups;
+  std::vector<std::pair<ir::NodeId, ir::NodeId>> made;
+};
+
+/// The regions of `applied` (SearchResult::applied, a search of `input`).
+StepRegions step_regions(const ir::Graph& input, const std::vector<rewrite::Match>& applied);
 
 /// `input` with only the steps `chosen` of `applied` replayed, in order (ascending indices,
-/// whole groups of step_groups): each step's rule matched again on the same nodes (those an
-/// earlier chosen step made by the ids it makes in this replay), with the values there. Sets
-/// `matches` to the chosen steps' matches as replayed (SearchResult::applied of the result).
+/// whole groups of `regions`): each step's rule matched again on the same nodes (those an
+/// earlier chosen step made by the ids it makes in this replay), reading the values there
+/// outside its pattern. Sets `matches` to the chosen steps' matches as replayed
+/// (SearchResult::applied of the result) and `steps` to them described (SearchResult::steps).
 /// nullopt when a step's rule no longer matches its nodes, the rewriter refuses it, or it makes
 /// another number of nodes than it did in the whole sequence.
 std::optional<ir::Graph> replay_steps(const ir::Graph& input, const std::vector<rewrite::Match>& applied,
-                                      const std::vector<std::size_t>& chosen, std::vector<rewrite::Match>& matches);
+                                      const StepRegions& regions, const std::vector<std::size_t>& chosen,
+                                      std::vector<rewrite::Match>& matches, std::vector<AppliedStep>& steps);
 
 /// A graph the search reached: the graph, what it costs, and the steps that led there.
 struct Reached {

@@ -408,7 +408,8 @@ Dims draw_pads(const NodeDraw& draw, const Dims& kernel, bool is_conv) {
   const std::size_t rank = kernel.size();
   Dims pads(2 * rank);
   for (std::size_t axis = 0; axis < rank; ++axis) {
-    const int64_t most = is_conv ? std::max<int64_t>(1, (kernel[axis] - 1) / 2) : std::min<int64_t>(1, kernel[axis] - 1);
+    const int64_t most =
+        is_conv ? std::max<int64_t>(1, (kernel[axis] - 1) / 2) : std::min<int64_t>(1, kernel[axis] - 1);
     pads[axis] = uniform(draw, 0, most);
     pads[axis + rank] = chance(draw, 0.75) ? pads[axis] : uniform(draw, 0, most);
   }

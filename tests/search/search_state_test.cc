@@ -78,13 +78,14 @@ TEST_CASE("a search's steps in separate regions replay one region at a time", "[
   const ir::Graph input = summed_convs_divided(false);
   std::vector<rewrite::Match> applied;
   const ir::Graph whole = applied_in_turn(input, {"add-conv-bias-1x1-into-3x3", "div-by-scalar-to-mul"}, applied);
-  const std::vector<std::vector<std::size_t>> groups = search::step_groups(input, applied);
-  CHECK(groups == std::vector<std::vector<std::size_t>>{{0}, {1}});
+  const search::StepRegions regions = search::step_regions(input, applied);
+  CHECK(regions.groups == std::vector<std::vector<std::size_t>>{{0}, {1}});
   for (const std::vector<std::size_t>& chosen :
        {std::vector<std::size_t>{0}, std::vector<std::size_t>{1}, std::vector<std::size_t>{0, 1}}) {
     INFO(chosen.size() << " steps from " << chosen.front());
     std::vector<rewrite::Match> matches;
-    const std::optional<ir::Graph> replayed = search::replay_steps(input, applied, chosen, matches);
+    std::vector<search::AppliedStep> steps;
+    const std::optional<ir::Graph> replayed = search::replay_steps(input, applied, regions, chosen, matches, steps);
     REQUIRE(replayed);
     CHECK(matches.size() == chosen.size());
     CHECK(runtime::check_equivalent(input, *replayed).passed());
@@ -100,7 +101,8 @@ TEST_CASE("a search's steps in separate regions replay one region at a time", "[
     CHECK(again.structural_hash() == replayed->structural_hash());
   }
   std::vector<rewrite::Match> matches;
-  const std::optional<ir::Graph> both = search::replay_steps(input, applied, {0, 1}, matches);
+  std::vector<search::AppliedStep> steps;
+  const std::optional<ir::Graph> both = search::replay_steps(input, applied, regions, {0, 1}, matches, steps);
   REQUIRE(both);
   CHECK(both->structural_hash() == whole.structural_hash());
 }
@@ -110,11 +112,13 @@ TEST_CASE("a step that needs an earlier step's edge is in its region", "[search]
   const ir::Graph input = summed_convs_divided(true);
   std::vector<rewrite::Match> applied;
   applied_in_turn(input, {"eliminate-add-zero", "add-conv-bias-1x1-into-3x3", "div-by-scalar-to-mul"}, applied);
-  CHECK(search::step_groups(input, applied) == std::vector<std::vector<std::size_t>>{{0, 1}, {2}});
+  const search::StepRegions regions = search::step_regions(input, applied);
+  CHECK(regions.groups == std::vector<std::vector<std::size_t>>{{0, 1}, {2}});
   // The fold without the elimination is no match: nothing to replay.
   std::vector<rewrite::Match> matches;
-  CHECK_FALSE(search::replay_steps(input, applied, {1}, matches));
-  const std::optional<ir::Graph> fold = search::replay_steps(input, applied, {0, 1}, matches);
+  std::vector<search::AppliedStep> steps;
+  CHECK_FALSE(search::replay_steps(input, applied, regions, {1}, matches, steps));
+  const std::optional<ir::Graph> fold = search::replay_steps(input, applied, regions, {0, 1}, matches, steps);
   REQUIRE(fold);
   CHECK(runtime::check_equivalent(input, *fold).passed());
 }
