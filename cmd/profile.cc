@@ -30,22 +30,18 @@ void profile_model(const std::string& path, pipeline::Target& target) {
   pipeline::warn_unnamed_dims({&graph}, {path}, measurer.sizes());
   cost::CachedModel model(measurer.cache(), measurer.backend(), cost::device_by_name(target.spec.device),
                           measurer.sizes());
-  model.set_prices_islands(target.spec.fuses_islands);
   model.graph_cost(graph);
-  model.ask_to_measure(graph);
   const std::size_t measured = measurer.measure(model.take_misses());
   const int64_t hits = model.hits();
   cost::CachedModel again(measurer.cache(), measurer.backend(), cost::device_by_name(target.spec.device),
                           measurer.sizes());
-  again.set_prices_islands(target.spec.fuses_islands);
   const cost::Cost total = again.graph_cost(graph);
   // The sizes the symbolic dims of its inputs were measured at (1 where --dim gives none).
   const std::string at = pipeline::sizes_text(pipeline::input_sizes(graph, measurer.sizes()));
   std::printf("%s%s: %zu nodes, %zu signatures measured now, %lld node lookups already cached; sum of the measured "
-              "node times%s %.4f ms (%lld nodes the target could not run, estimated)\n",
+              "node times %.4f ms (%lld nodes the target could not run, estimated)\n",
               path.c_str(), at.empty() ? "" : (" at " + at).c_str(), graph.node_count(), measured,
-              static_cast<long long>(hits), target.spec.fuses_islands ? " (element-wise islands timed as one)" : "",
-              total.time_ms, static_cast<long long>(again.misses()));
+              static_cast<long long>(hits), total.time_ms, static_cast<long long>(again.misses()));
 }
 
 void run_profile(ProfileOptions options) {

@@ -3,12 +3,11 @@
 
 #include "ir/hash.h"
 #include "ops/data_movement.h"
-#include "ops/folding.h"
 
 namespace graphsub::cost {
 namespace {
 
-/// CachedModel::provisional_answers: a thread's misses of modelled nodes and the islands ask_to_measure asked for.
+/// CachedModel::provisional_answers: a thread's misses of modelled nodes.
 thread_local int64_t provisional_misses = 0;
 
 /// A hash of what op_signature says of a node, finer (symbolic dims by name, attributes by
@@ -41,34 +40,6 @@ uint64_t node_key(const ir::Graph& graph, ir::NodeId id) {
 
 }  // namespace
 
-Cost CachedModel::island_cost(const ir::Graph& graph, const Island& island) const {
-  const uint64_t key = island_hash(graph, island, [&](ir::NodeId id) { return node_key(graph, id); });
-  {
-    const std::lock_guard<std::mutex> lock(hits_mutex_);
-    const auto known = island_hit_costs_.find(key);
-    if (known != island_hit_costs_.end()) {
-      hits_.fetch_add(1, std::memory_order_relaxed);
-      return known->second;
-    }
-  }
-  const std::string signature = island_signature(graph, island, sizes_);
-  const CacheEntry* entry = cache_.find(signature, backend_);
-  Cost cost;
-  if (!entry || entry->failed()) {
-    // Until measured, what its nodes cost each alone: measured times like those it is compared
-    // with (an analytical estimate, far below them, drew the search into every variant of an
-    // island it had not measured yet). Where it could not be timed as one, that stays its cost.
-    if (!entry) misses_.fetch_add(1, std::memory_order_relaxed);
-    return CostModel::island_cost(graph, island);
-  }
-  hits_.fetch_add(1, std::memory_order_relaxed);
-  for (ir::NodeId id : island.nodes) cost += node_work(graph, id);
-  cost.time_ms = entry->median_ms;
-  const std::lock_guard<std::mutex> lock(hits_mutex_);
-  island_hit_costs_.emplace(key, cost);
-  return cost;
-}
-
 Cost CachedModel::node_cost(const ir::Graph& graph, ir::NodeId id) const {
   // Inside a model the runtime aliases a view's buffer; timed alone, its output is a graph output
   // and is copied. So a view costs nothing here, as in the analytical model, and is not measured.
@@ -87,7 +58,7 @@ Cost CachedModel::node_cost(const ir::Graph& graph, ir::NodeId id) const {
   if (!entry || entry->failed()) {
     misses_.fetch_add(1, std::memory_order_relaxed);
     if (!entry && graph.node(id).op != ir::OpKind::kOpaque) {
-      remember(signature, graph, {id});
+      remember(signature, graph, id);
       ++provisional_misses;
     }
     return fallback_.node_cost(graph, id);
@@ -100,20 +71,9 @@ Cost CachedModel::node_cost(const ir::Graph& graph, ir::NodeId id) const {
   return cost;
 }
 
-void CachedModel::ask_to_measure(const ir::Graph& graph) const {
-  if (!islands_) return;
-  for (const Island& island : islands(graph, ops::folded_nodes(graph))) {
-    const std::string signature = island_signature(graph, island, sizes_);
-    if (cache_.find(signature, backend_)) continue;
-    remember(signature, graph, island.nodes);
-    ++provisional_misses;
-  }
-}
-
-void CachedModel::remember(const std::string& signature, const ir::Graph& graph,
-                           std::vector<ir::NodeId> nodes) const {
+void CachedModel::remember(const std::string& signature, const ir::Graph& graph, ir::NodeId id) const {
   const std::lock_guard<std::mutex> lock(mutex_);
-  if (missed_.count(signature) == 0) missed_.emplace(signature, Miss{signature, graph, std::move(nodes)});
+  if (missed_.count(signature) == 0) missed_.emplace(signature, Miss{signature, graph, id});
 }
 
 int64_t CachedModel::provisional_answers() const { return provisional_misses; }

@@ -15,12 +15,12 @@
 
 namespace graphsub::cost {
 
-/// A node or island the cache held no time for, as the search met it: the graph it was in (a
-/// copy costs two vectors of pointers) and its node ids, so that a profiler can measure it later.
+/// A node the cache held no time for, as the search met it: the graph it was in (a copy costs
+/// two vectors of pointers) and its id, so that a profiler can measure it later.
 struct Miss {
   std::string signature;
   ir::Graph graph;
-  std::vector<ir::NodeId> nodes;  ///< One node, or an island's nodes (timed as one model).
+  ir::NodeId node = 0;
 };
 
 /// Looks each node's op_signature (symbolic dims at the given sizes) up in a CostCache for one
@@ -46,16 +46,6 @@ class CachedModel : public CostModel {
   /// that times the written model, where the two are one. Off by default.
   bool prices_written_chains() const override { return written_chains_; }
   void set_prices_written_chains(bool on) { written_chains_ = on; }
-  /// Whether an island of element-wise nodes is priced as the time of the island run as one
-  /// model (island_signature): for a runtime that fuses such chains. Off by default.
-  bool prices_islands() const override { return islands_; }
-  void set_prices_islands(bool on) { islands_ = on; }
-  /// An island's measured time from the cache; on a miss, or where the island could not be timed
-  /// as one model, the sum of its nodes' node_cost. A miss is not remembered here: see ask_to_measure.
-  Cost island_cost(const ir::Graph& graph, const Island& island) const override;
-  /// Remembers the islands of `graph` the cache has no entry for (with prices_islands): those of
-  /// a search's input are measured, not those of every variant the search made of them.
-  void ask_to_measure(const ir::Graph& graph) const override;
 
   const CostCache& cache() const { return cache_; }
   const std::string& backend() const { return backend_; }
@@ -66,9 +56,8 @@ class CachedModel : public CostModel {
   int64_t hits() const { return hits_.load(std::memory_order_relaxed); }
   int64_t misses() const { return misses_.load(std::memory_order_relaxed); }
 
-  /// The misses of modelled nodes, and the islands ask_to_measure asked for, on the calling
-  /// thread, counted over every CachedModel (a search runs on one thread with one model): their
-  /// prices stand until measured.
+  /// The misses of modelled nodes on the calling thread, counted over every CachedModel (a
+  /// search runs on one thread with one model): their estimates stand until measured.
   int64_t provisional_answers() const override;
 
   /// True when some modelled signature missed since the last take_misses.
@@ -79,14 +68,13 @@ class CachedModel : public CostModel {
   std::vector<Miss> take_misses();
 
  private:
-  void remember(const std::string& signature, const ir::Graph& graph, std::vector<ir::NodeId> nodes) const;
+  void remember(const std::string& signature, const ir::Graph& graph, ir::NodeId id) const;
 
   const CostCache& cache_;
   std::string backend_;
   AnalyticalModel fallback_;
   DimSizes sizes_;
   bool written_chains_ = false;
-  bool islands_ = false;
   mutable std::atomic<int64_t> hits_{0};
   mutable std::atomic<int64_t> misses_{0};
   mutable std::mutex mutex_;
@@ -97,9 +85,6 @@ class CachedModel : public CostModel {
   /// added); misses take the signature's path, so they are remembered and counted as before.
   mutable std::mutex hits_mutex_;
   mutable std::unordered_map<uint64_t, Cost> hit_costs_;
-  /// The same for islands, by island_key.
-  mutable std::unordered_map<uint64_t, Cost> island_hit_costs_;
 };
-
 
 }  // namespace graphsub::cost

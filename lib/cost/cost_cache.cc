@@ -378,20 +378,6 @@ std::string op_signature(const ir::Graph& graph, ir::NodeId id, const DimSizes* 
   return op_name(node) + "(" + attributes_text(node) + ";" + input_types_text(graph, node, sizes) + ")";
 }
 
-std::string island_signature(const ir::Graph& graph, const Island& island, const DimSizes& sizes) {
-  std::string ops;
-  for (ir::NodeId id : island.nodes) ops += (ops.empty() ? "" : ",") + op_name(graph.node(id));
-  std::string inputs;
-  for (ir::ValueId input : island_inputs(graph, island)) {
-    const ir::Value& value = graph.value(input);
-    inputs += (inputs.empty() ? "" : ",") + std::string(value.kind == ir::ValueKind::kWeight ? "const " : "") +
-              ir::to_string(with_sizes(value.type, sizes));
-  }
-  const uint64_t hash = island_hash(
-      graph, island, [&](ir::NodeId id) { return ir::hash_string(ir::kHashSeed, op_signature(graph, id, &sizes)); });
-  return "Island(" + hex64(hash) + ";" + ops + ";" + inputs + ")";
-}
-
 namespace {
 
 /// True when one of the graph's inputs has the symbolic dim `symbol`.

@@ -9,7 +9,6 @@
 #include <utility>
 #include <vector>
 
-#include "cost/islands.h"
 #include "ir/graph.h"
 
 namespace graphsub::cost {
@@ -174,15 +173,6 @@ class CostCache {
 ///   Conv(activation="relu",dilations=[1,1],group=1,kernel_shape=[3,3],pads=[1,1,1,1],
 ///        strides=[1,1];float32[1,64,56,56],const float32[64,64,3,3],const float32[64])
 std::string op_signature(const ir::Graph& graph, ir::NodeId id, const DimSizes* sizes = nullptr);
-
-/// The key of an island's measured time (islands.h), the island timed as one model:
-///   Island(<hash>;<op names>;<input types>)
-/// The hash (island_hash) covers the op_signature of each node at `sizes`, in order, how the
-/// nodes read each other's outputs and the island's inputs, the values of its small weights (a
-/// GELU's constants decide whether onnxruntime fuses it) and which outputs it exposes; the input
-/// types are the island's inputs' in order of first use, at `sizes`. Islands alike in all but
-/// their large weights' values share the key, as a model's layers do.
-std::string island_signature(const ir::Graph& graph, const Island& island, const DimSizes& sizes);
 
 /// The key of a whole graph's measured time:
 ///   Graph(<structural hash>;nodes=<live nodes>;<input types>[;name=size]...)

@@ -33,12 +33,6 @@ Cost CostModel::graph_cost(const ir::Graph& graph) const { return summed(graph, 
 
 Cost CostModel::written_cost(const ir::Graph& graph) const { return summed(graph, prices_written_chains()); }
 
-Cost CostModel::island_cost(const ir::Graph& graph, const Island& island) const {
-  Cost total;
-  for (ir::NodeId id : island.nodes) total += node_cost(graph, id);
-  return total;
-}
-
 Cost CostModel::summed(const ir::Graph& graph, bool chains_as_fused) const {
   if (std::isfinite(memory_cap_bytes_) && memory_upper_bound(graph) > memory_cap_bytes_) {
     return Cost::infinite();
@@ -66,12 +60,6 @@ Cost CostModel::summed(const ir::Graph& graph, bool chains_as_fused) const {
       total += cost;
       priced[chain.head] = true;
       for (ir::NodeId id : chain.tail) priced[id] = true;
-    }
-  }
-  if (prices_islands()) {
-    for (const Island& island : islands(graph, priced)) {
-      total += island_cost(graph, island);
-      for (ir::NodeId id : island.nodes) priced[id] = true;
     }
   }
   for (ir::NodeId id : graph.node_ids()) {

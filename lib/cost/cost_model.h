@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "cost/cost.h"
-#include "cost/islands.h"
 #include "ir/graph.h"
 
 namespace graphsub::cost {
@@ -40,21 +39,6 @@ class CostModel {
   /// Add and activation after it that graphsub's fusion rules fold into it is the same ONNX as
   /// the fused form, so it costs the same. False by default.
   virtual bool prices_written_chains() const { return false; }
-
-  /// True for a model of a runtime that fuses chains of element-wise nodes (onnxruntime's GELU,
-  /// LayerNorm, x * sigmoid(x)): graph_cost and written_cost then price each island (islands.h)
-  /// with island_cost, its nodes nothing, so that a rewrite that breaks a fusion the runtime
-  /// made costs what the runtime makes of it. False by default.
-  virtual bool prices_islands() const { return false; }
-
-  /// What an island costs: the sum of its nodes' node_cost by default.
-  virtual Cost island_cost(const ir::Graph& graph, const Island& island) const;
-
-  /// Called by a search on its input when it ends: a model that prices what it has not measured
-  /// of a graph without asking for it to be measured whenever a graph is priced (a search meets
-  /// hundreds of variants of an island) asks now for what the input holds, each such answer
-  /// then counted by provisional_answers. Does nothing by default.
-  virtual void ask_to_measure(const ir::Graph& /*graph*/) const {}
 
   /// How many of the calling thread's node_cost calls so far gave an answer that a later
   /// measurement may change (a measured model's misses, which it remembers to have measured); 0

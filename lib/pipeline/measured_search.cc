@@ -49,10 +49,6 @@ search::OptimizeResult search_rounds(const ir::Graph& input, const rewrite::Matc
                                      MeasuredSearchStats& stats, int max_rounds, int pass, Clock::time_point start) {
   search::SplitMemo split;
   options.split_memo = &split;
-  // The input's islands, measured before the first round: each part's search asks for those of
-  // its input as it ends, and would otherwise be searched again once they are measured.
-  model.ask_to_measure(input);
-  if (measurer.can_measure()) measurer.measure(model.take_misses());
   for (int round = 1;; ++round) {
     const double elapsed = seconds_since(start);
     const bool last = round == max_rounds || !measurer.can_measure() || elapsed >= options.search.time_limit_s;

@@ -670,7 +670,6 @@ class Run {
     cost::CachedModel model(measurer.cache(), measurer.backend(), cost::device_by_name(target_.spec.device),
                             measurer.sizes());
     model.set_prices_written_chains(target_.spec.times_written_model);
-    model.set_prices_islands(target_.spec.fuses_islands);
     MeasuredSearchStats stats;
     timer_.start();
     optimized_ = measured_optimize(folded, matcher, model, measurer, request_.optimizer, request_.guard, stats, 10,

@@ -109,7 +109,7 @@ Target open_cuda(const TargetOptions& options) {
 const std::vector<TargetSpec>& target_specs() {
   static const std::vector<TargetSpec> specs = {
       {kOrtTarget, true, "cpu", "onnxruntime's CPU execution provider on this machine, measured", true, true,
-       true, true},
+       true},
       {kCudaTarget, true, "h100",
        "this machine's NVIDIA GPU through graphsub's CUDA executor (cuDNN, cuBLAS), measured; without a GPU, "
        "ranked by a cache measured on one (--cost-cache)"},

@@ -28,9 +28,6 @@ struct TargetSpec {
   /// is the chain of nodes export writes it as: the two are priced alike (cost/written_chains.h).
   /// The CUDA executor runs graphsub's own graph, where a fused form need not run as its chain.
   bool times_written_model = false;
-  /// The runtime fuses chains of element-wise nodes (onnxruntime's GELU, LayerNorm, x * sigmoid(x)
-  /// fusions): each island of them (cost/islands.h) is priced as one model timed in it.
-  bool fuses_islands = false;
 };
 
 /// Every target, the measured ones first: onnxruntime-cpu, cuda; the estimates v100, a100, h100, cpu.

@@ -36,8 +36,8 @@ cost::CacheEntry node_entry(const cost::Miss& miss, const std::string& backend,
                             const std::function<Timing(const ir::Graph&)>& time_node) {
   cost::CacheEntry entry{miss.signature, backend, 0, 0, 0, {}};
   try {
-    const search::Subgraph measured = search::extract(miss.graph, miss.nodes);
-    const Timing timing = time_node(measured.graph);
+    const search::Subgraph node = search::extract(miss.graph, {miss.node});
+    const Timing timing = time_node(node.graph);
     entry.median_ms = timing.median_ms;
     entry.spread_ms = timing.spread_ms;
     entry.runs = timing.runs;

@@ -58,8 +58,8 @@ class Profiler {
   virtual std::vector<Timing> time_models(const std::vector<Model>& models, const cost::DimSizes& sizes,
                                           const TimingLimits& limits);
 
-  /// Measures the node of `miss` on its own (or its island's nodes, as one model): the cache
-  /// entry of its signature, whose time is what the node adds to a graph's run (the profiler's fixed per-run overhead taken out), or
+  /// Measures the node of `miss` on its own: the cache entry of its signature, whose time is
+  /// what the node adds to a graph's run (the profiler's fixed per-run overhead taken out), or
   /// whose error says why the target could not run it.
   virtual cost::CacheEntry measure_node(const cost::Miss& miss, const cost::DimSizes& sizes) = 0;
 
@@ -85,8 +85,8 @@ class Profiler {
 /// when no model has any: what a profiler's timing goes on from.
 std::vector<std::vector<double>> prior_runs(const std::vector<Profiler::Model>& models);
 
-/// The cache entry of `miss` on `backend`: the Timing `time_node` gives for the graph of its nodes
-/// (`search::extract`: one node, or an island; its median already less any per-run overhead), or the error that
+/// The cache entry of `miss` on `backend`: the Timing `time_node` gives for the node's one-node
+/// graph (`search::extract`; its median already less any per-run overhead), or the error that
 /// stopped it. What every profiler's measure_node does around its own timing.
 cost::CacheEntry node_entry(const cost::Miss& miss, const std::string& backend,
                             const std::function<Timing(const ir::Graph&)>& time_node);

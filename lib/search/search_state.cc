@@ -230,7 +230,6 @@ void SearchState::offer(const Reached& reached) {
 
 SearchResult SearchState::finish(StopReason reason, const char* algorithm) {
   result_.stop = reason;
-  model_.ask_to_measure(input_);
   result_.applied = unroll(best_path_);
   result_.steps = replay(input_, result_.applied);
   result_.seconds = elapsed_s();

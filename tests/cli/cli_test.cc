@@ -642,25 +642,6 @@ TEST_CASE("profile fills the cost cache, and a second run measures nothing", "[c
   CHECK(graphsub("profile " + model("small_cnn.onnx") + " --target v100").status == 2);
 }
 
-TEST_CASE("profile times an island of element-wise nodes as one model", "[cli]") {
-  const Scratch scratch("islands");
-  const fs::path cache = scratch.path() / "costs.json";
-  // Each SiLU of the block (x * sigmoid(x), one QuickGelu kernel in onnxruntime) is an island,
-  // of its own shape.
-  REQUIRE(graphsub("profile " + model("c2f_block.onnx") + " --cost-cache " + cache.string()).status == 0);
-  const nlohmann::json written = nlohmann::json::parse(read_file(cache));
-  int islands = 0;
-  for (const nlohmann::json& entry : written["entries"]) {
-    const std::string signature = entry["signature"];
-    if (signature.rfind("Island(", 0) == 0) {
-      ++islands;
-      CHECK(signature.find(";Sigmoid,Mul;") != std::string::npos);
-      CHECK_FALSE(entry.contains("error"));
-    }
-  }
-  CHECK(islands == 2);
-}
-
 TEST_CASE("the cuda target ranks with the committed H200 cache, and without a GPU says what it needs", "[cli]") {
   const Scratch scratch("cuda");
   const fs::path out = scratch.path() / "out.onnx";

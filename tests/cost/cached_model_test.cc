@@ -75,7 +75,7 @@ TEST_CASE("misses are remembered once per signature until taken", "[cost]") {
   const std::vector<cost::Miss> misses = model.take_misses();
   REQUIRE(misses.size() == 1);
   CHECK(misses[0].signature == cost::op_signature(other_shape, 0, &model.sizes()));
-  CHECK(misses[0].graph.node(misses[0].nodes.front()).op == ir::OpKind::kConv);
+  CHECK(misses[0].graph.node(misses[0].node).op == ir::OpKind::kConv);
   CHECK_FALSE(model.pending_misses());
   CHECK(model.take_misses().empty());
 }

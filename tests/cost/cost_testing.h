@@ -21,32 +21,6 @@ inline ir::ValueId add_float_weight(ir::Graph& graph, const std::string& name,
 }
 
 /// Canonical Conv attributes: square kernel, unit strides and dilations, `pad` on every side.
-/// A float32 scalar weight holding `value`.
-inline ir::ValueId add_scalar(ir::Graph& graph, float value) {
-  return graph.add_weight({}, ir::share(ir::Tensor::from_floats({}, {value})));
-}
-
-/// X [8, 64] -> MatMul -> Add(bias) -> GELU as PyTorch exports it (Div by sqrt(2), Erf, Add 1,
-/// Mul by the sum, Mul by `half`) -> MatMul -> output: a feed-forward layer, whose bias and GELU
-/// are one island. The bias holds `bias` in every element.
-inline ir::Graph gelu_graph(float bias = 0.0f, float half = 0.5f) {
-  ir::Graph graph;
-  const ir::ValueId x = graph.add_input("X", float_type({8, 64}));
-  const ir::ValueId w = add_float_weight(graph, "W", {64, 64});
-  const ir::ValueId up = graph.node(add_inferred(graph, ir::OpKind::kMatMul, {x, w})).outputs[0];
-  const ir::ValueId b = graph.add_weight("B", ir::share(ir::Tensor::from_floats({64}, std::vector<float>(64, bias))));
-  const ir::ValueId biased = graph.node(add_inferred(graph, ir::OpKind::kAdd, {up, b})).outputs[0];
-  const ir::ValueId scaled =
-      graph.node(add_inferred(graph, ir::OpKind::kDiv, {biased, add_scalar(graph, 1.4142135f)})).outputs[0];
-  const ir::ValueId erf = graph.node(add_inferred(graph, ir::OpKind::kErf, {scaled})).outputs[0];
-  const ir::ValueId one = graph.node(add_inferred(graph, ir::OpKind::kAdd, {erf, add_scalar(graph, 1.0f)})).outputs[0];
-  const ir::ValueId product = graph.node(add_inferred(graph, ir::OpKind::kMul, {biased, one})).outputs[0];
-  const ir::ValueId gelu = graph.node(add_inferred(graph, ir::OpKind::kMul, {product, add_scalar(graph, half)})).outputs[0];
-  const ir::ValueId w2 = add_float_weight(graph, "W2", {64, 64});
-  graph.set_outputs({graph.node(add_inferred(graph, ir::OpKind::kMatMul, {gelu, w2})).outputs[0]});
-  return graph;
-}
-
 inline ir::Attributes conv_attrs(int64_t kernel, int64_t pad, const std::string& activation = "none") {
   ir::Attributes attrs;
   attrs.set("activation", activation);

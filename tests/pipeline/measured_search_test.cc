@@ -113,7 +113,7 @@ TEST_CASE("the result as written is searched again, and a pass is kept when it i
   // into parts of three nodes stop short of what the rules reach in one pass.
   const auto estimated = [](TableProfiler*& table) {
     auto measurer = measurer_of(table, [](const ir::Graph& graph) { return testing::v100().graph_cost(graph).time_ms; });
-    table->node_rule = [](const cost::Miss& miss) { return testing::v100().node_cost(miss.graph, miss.nodes.front()).time_ms; };
+    table->node_rule = [](const cost::Miss& miss) { return testing::v100().node_cost(miss.graph, miss.node).time_ms; };
     return measurer;
   };
   const ir::Graph input = branches(4);

@@ -100,15 +100,13 @@ TEST_CASE("default cache files are per setup", "[pipeline]") {
   CHECK_THAT(pipeline::default_cache_path(a), Catch::StartsWith(pipeline::default_cache_dir() + "/onnxruntime-cpu-"));
 }
 
-TEST_CASE("only onnxruntime's target reads value_info, has layout forms and fuses islands", "[pipeline]") {
+TEST_CASE("only onnxruntime's target reads value_info and has layout forms", "[pipeline]") {
   CHECK(pipeline::target_by_name("onnxruntime-cpu").reads_value_info);
   CHECK(pipeline::target_by_name("onnxruntime-cpu").layout_forms);
-  CHECK(pipeline::target_by_name("onnxruntime-cpu").fuses_islands);
   for (const char* name : {"cuda", "v100", "a100", "h100", "cpu"}) {
     INFO(name);
     CHECK_FALSE(pipeline::target_by_name(name).reads_value_info);
     CHECK_FALSE(pipeline::target_by_name(name).layout_forms);
-    CHECK_FALSE(pipeline::target_by_name(name).fuses_islands);
   }
 }
 

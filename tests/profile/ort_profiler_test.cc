@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "cost/cached_model.h"
-#include "cost/cost_testing.h"
 #include "cost/device.h"
 #include "ir/error.h"
 #include "onnx_io/onnx_io.h"
@@ -244,7 +243,7 @@ TEST_CASE("graphs are exported and timed, a node is timed alone", "[profile]") {
   const int64_t before = profiler().measurements();
   const ir::NodeId conv = graph.node_ids().front();
   REQUIRE(graph.node(conv).op == ir::OpKind::kConv);
-  const cost::Miss miss{cost::op_signature(graph, conv), graph, {conv}};
+  const cost::Miss miss{cost::op_signature(graph, conv), graph, conv};
   const cost::CacheEntry entry = profiler().measure_node(miss, {});
   CHECK_FALSE(entry.failed());
   CHECK(entry.signature == miss.signature);
@@ -252,17 +251,6 @@ TEST_CASE("graphs are exported and timed, a node is timed alone", "[profile]") {
   CHECK(entry.runs >= profile::OrtProfiler::node_limits().min_runs);
   CHECK(entry.median_ms >= 0);
   CHECK(profiler().measurements() > before);
-}
-
-TEST_CASE("an island of element-wise nodes is timed as one model", "[profile]") {
-  const ir::Graph graph = testing::gelu_graph();
-  const std::vector<cost::Island> islands = cost::islands(graph, std::vector<bool>(graph.node_capacity(), false));
-  REQUIRE(islands.size() == 1);
-  const cost::Miss miss{cost::island_signature(graph, islands[0], {}), graph, islands[0].nodes};
-  const cost::CacheEntry entry = profiler().measure_node(miss, {});
-  CHECK_FALSE(entry.failed());
-  CHECK(entry.signature == miss.signature);
-  CHECK(entry.runs >= profile::OrtProfiler::node_limits().min_runs);
 }
 
 TEST_CASE("a part of a quantized model runs in onnxruntime in its quantization context", "[profile]") {
