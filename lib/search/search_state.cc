@@ -73,13 +73,13 @@ StepEffect step_effect(const ir::Graph& before, const ir::Graph& after) {
   return effect;
 }
 
-/// Whether `match` (in `graph`, after `effect`'s step) needs what that step did: it matched a
-/// node the step made, or a node whose inputs the step changed and that reads another matched
-/// node (an edge of the pattern the step made). A matched node that only reads a value the step
-/// made from outside the pattern matches as well without it (a GELU's division after the
-/// convolution a sum was folded into).
-bool depends_on(const ir::Graph& graph, const rewrite::Match& match, const StepEffect& effect) {
-  const std::unordered_set<ir::NodeId> matched(match.nodes.begin(), match.nodes.end());
+/// Whether `match` (in `graph`, after `effect`'s step; `matched`, its nodes as a set) needs what
+/// that step did: it matched a node the step made, or a node whose inputs the step changed and
+/// that reads another matched node (an edge of the pattern the step made). A matched node that
+/// only reads a value the step made from outside the pattern matches as well without it (a
+/// GELU's division after the convolution a sum was folded into).
+bool depends_on(const ir::Graph& graph, const rewrite::Match& match, const std::unordered_set<ir::NodeId>& matched,
+                const StepEffect& effect) {
   for (ir::NodeId id : match.nodes) {
     if (id >= effect.begin && id < effect.end) return true;
     if (!effect.rewired.count(id)) continue;
@@ -103,8 +103,9 @@ StepRegions step_regions(const ir::Graph& input, const std::vector<rewrite::Matc
   std::vector<StepEffect> effects;
   ir::Graph graph = input;
   for (std::size_t k = 0; k < applied.size(); ++k) {
+    const std::unordered_set<ir::NodeId> matched(applied[k].nodes.begin(), applied[k].nodes.end());
     for (std::size_t i = 0; i < k; ++i) {
-      if (depends_on(graph, applied[k], effects[i])) group[root(k)] = root(i);
+      if (depends_on(graph, applied[k], matched, effects[i])) group[root(k)] = root(i);
     }
     std::string why_not;
     std::optional<ir::Graph> next = rewrite::apply(graph, applied[k], &why_not);
