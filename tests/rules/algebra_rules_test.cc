@@ -255,6 +255,29 @@ ir::Graph scaled_conv(bool scale_input, bool bias, const std::vector<int64_t>& s
   return g.finish({scale_input ? c : g.op(OpKind::kMul, {c, s})});
 }
 
+/// averagepool(conv(x, w[, b])) with x [1, 4, 6, 6], w [3, 4, k, k], the pooling's attributes
+/// `pool` and the convolution's `conv`; with `also_read`, the convolution is a graph output too.
+ir::Graph pooled_conv(ir::Attributes pool, int64_t k = 1, bool bias = false, ir::Attributes conv = {},
+                      bool also_read = false) {
+  Builder g;
+  std::vector<ValueId> inputs = {g.input({1, 4, 6, 6}), g.weight({3, 4, k, k})};
+  if (bias) inputs.push_back(g.weight({3}));
+  const ValueId c = g.op(OpKind::kConv, inputs, std::move(conv));
+  const ValueId r = g.op(OpKind::kAveragePool, {c}, std::move(pool));
+  return also_read ? g.finish({r, c}) : g.finish({r});
+}
+
+/// AveragePool's attributes.
+ir::Attributes pooling(std::vector<int64_t> kernel, std::vector<int64_t> strides,
+                       std::vector<int64_t> pads = {0, 0, 0, 0}, int64_t ceil_mode = 0,
+                       int64_t count_include_pad = 0) {
+  return attributes({{"kernel_shape", std::move(kernel)},
+                     {"strides", std::move(strides)},
+                     {"pads", std::move(pads)},
+                     {"ceil_mode", ceil_mode},
+                     {"count_include_pad", count_include_pad}});
+}
+
 // ---- The cases, one family each.
 
 /// An operator and the name the rules give it.
@@ -596,6 +619,30 @@ std::vector<Case> scalar_cases() {
   };
 }
 
+std::vector<Case> pooling_cases() {
+  return {
+      {"average-pool-before-pointwise-conv", "2 x 2 pooling with strides 2 (DenseNet's transition)",
+       [] { return pooled_conv(pooling({2, 2}, {2, 2})); }, 1, 2},
+      {"average-pool-before-pointwise-conv", "3 x 3 pooling, pads 1, padding counted",
+       [] { return pooled_conv(pooling({3, 3}, {1, 1}, {1, 1, 1, 1}, 0, 1)); }, 1, 2},
+      {"average-pool-before-pointwise-conv", "3 x 3 pooling, strides 2, pads 1, ceil mode",
+       [] { return pooled_conv(pooling({3, 3}, {2, 2}, {1, 1, 1, 1}, 1, 0)); }, 1, 2},
+      // The convolution read elsewhere too (it would run twice); a bias, averaged too where padding
+      // counts; a wider kernel, which reads neighbours; strides, which skip pixels.
+      {"average-pool-before-pointwise-conv", "the convolution read elsewhere too",
+       [] { return pooled_conv(pooling({2, 2}, {2, 2}), 1, false, {}, true); }, 0, 0},
+      {"average-pool-before-pointwise-conv", "with a bias",
+       [] { return pooled_conv(pooling({2, 2}, {2, 2}), 1, true); }, 0, 0},
+      {"average-pool-before-pointwise-conv", "a 3 x 3 convolution",
+       [] { return pooled_conv(pooling({2, 2}, {2, 2}), 3); }, 0, 0},
+      {"average-pool-before-pointwise-conv", "a 1 x 1 convolution with strides 2",
+       [] {
+         return pooled_conv(pooling({2, 2}, {1, 1}), 1, false, attributes({{"strides", std::vector<int64_t>{2, 2}}}));
+       },
+       0, 0},
+  };
+}
+
 std::vector<Case> identity_cases() {
   std::vector<Case> cases = {
       {"eliminate-identity", "read by a Relu",
@@ -771,6 +818,10 @@ TEST_CASE("algebra: the scalar-multiply rules keep what the graph computes", "[r
   check_cases(scalar_cases());
 }
 
+TEST_CASE("algebra: pooling before a pointwise convolution keeps what the graph computes", "[rules]") {
+  check_cases(pooling_cases());
+}
+
 TEST_CASE("algebra: the identity eliminations keep what the graph computes", "[rules]") {
   check_cases(identity_cases());
 }
@@ -782,7 +833,8 @@ TEST_CASE("algebra: a softmax written as its reductions keeps what the graph com
 TEST_CASE("algebra: every rule has a numeric case", "[rules]") {
   std::set<std::string> tested;
   for (const auto& cases : {concat_split_cases(), concat_commuting_cases(), transpose_cases(),
-                            arithmetic_cases(), scalar_cases(), identity_cases(), softmax_cases()}) {
+                            arithmetic_cases(), scalar_cases(), pooling_cases(), identity_cases(),
+                            softmax_cases()}) {
     for (const Case& c : cases) tested.insert(c.rule);
   }
   std::set<std::string> shipped;
@@ -1064,9 +1116,26 @@ TEST_CASE("algebra: the search folds a scale after a projection with bias into i
   CHECK(runtime::check_equivalent(input, result.best).passed());
 }
 
+TEST_CASE("algebra: the search pools a DenseNet transition before its pointwise convolution", "[rules]") {
+  //   avgpool2x2(conv1x1(relu(x), w))  =>  conv1x1(avgpool2x2(relu(x)), w): a quarter of the pixels
+  Builder g;
+  const ValueId r = g.op(OpKind::kRelu, {g.input({1, 16, 8, 8})});
+  const ValueId c = g.op(OpKind::kConv, {r, g.weight({8, 16, 1, 1})});
+  const ir::Graph input = g.finish({g.op(OpKind::kAveragePool, {c}, pooling({2, 2}, {2, 2}))});
+  const rewrite::Matcher matcher(algebra_rules());
+  const cost::AnalyticalModel model(cost::device_by_name("cpu"));
+  const search::SearchResult result = search::backtracking_search(input, matcher, model, {});
+  const ir::Graph& best = result.best;
+  const ir::Node& last = best.node(best.value(best.outputs()[0]).producer);
+  REQUIRE(last.op == OpKind::kConv);
+  CHECK(best.node(best.value(last.inputs[0]).producer).op == OpKind::kAveragePool);
+  CHECK(result.best_cost.time_ms < result.initial_cost.time_ms);
+  CHECK(runtime::check_equivalent(input, best).passed());
+}
+
 TEST_CASE("algebra: the rules survive a print/parse round trip", "[rules]") {
   const std::vector<rules::Rule>& rules = algebra_rules();
-  CHECK(rules.size() == 62);
+  CHECK(rules.size() == 63);
   CHECK(rules::parse_rules(rules::print_rules(rules), "again.rules") == rules);
 }
 
