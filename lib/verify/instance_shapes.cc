@@ -642,6 +642,8 @@ RankFacts enlarge_ranks(const rules::PatternNode& node) {
 
 RankFacts batch_norm_ranks(const rules::PatternNode&) { return RankFacts{{4, 1, 1, 1, 1}, 4, false}; }
 
+RankFacts global_pool_ranks(const rules::PatternNode&) { return RankFacts{{4}, 4, false}; }
+
 RankFacts mat_mul_ranks(const rules::PatternNode&) { return RankFacts{{2, 2}, 2, false}; }
 
 RankFacts transpose_ranks(const rules::PatternNode& node) {
@@ -671,6 +673,7 @@ const std::vector<OpDraw>& op_draws() {
       {ir::OpKind::kConv, 2, 4, propose_conv, conv_ranks},
       {ir::OpKind::kAveragePool, 1, 1, propose_average_pool, pool_ranks},
       {ir::OpKind::kMaxPool, 1, 1, propose_pool, pool_ranks},
+      {ir::OpKind::kGlobalAveragePool, 1, 1, propose_unary, global_pool_ranks},
       {ir::OpKind::kEnlarge, 1, 1, propose_enlarge, enlarge_ranks},
       {ir::OpKind::kBatchNormalization, 5, 5, propose_batch_norm, batch_norm_ranks},
       {ir::OpKind::kMatMul, 2, 3, propose_mat_mul, mat_mul_ranks},

@@ -278,6 +278,43 @@ ir::Attributes pooling(std::vector<int64_t> kernel, std::vector<int64_t> strides
                      {"count_include_pad", count_include_pad}});
 }
 
+/// globalaveragepool(op(x, y)) with x [1, 4, 3, 3] and y of `y_dims` (a weight when `weight`).
+ir::Graph pooled_binary(OpKind op, const std::vector<int64_t>& y_dims, bool weight = false) {
+  Builder g;
+  const ValueId x = g.input({1, 4, 3, 3});
+  const ValueId y = weight ? g.weight(y_dims) : g.input(y_dims);
+  return g.finish({g.op(OpKind::kGlobalAveragePool, {g.op(op, {x, y})})});
+}
+
+/// globalaveragepool(conv(x, w[, b])) with x [1, 4, 3, 3], w [3, 4 / group, k, k], Conv attributes `conv`.
+ir::Graph globally_pooled_conv(bool bias, int64_t k = 1, ir::Attributes conv = {}, int64_t group = 1) {
+  Builder g;
+  std::vector<ValueId> inputs = {g.input({1, 4, 3, 3}), g.weight({group * 3, 4 / group, k, k})};
+  if (bias) inputs.push_back(g.weight({group * 3}));
+  return g.finish({g.op(OpKind::kGlobalAveragePool, {g.op(OpKind::kConv, inputs, std::move(conv))})});
+}
+
+/// ReduceMean attributes.
+ir::Attributes mean_over(std::vector<int64_t> axes, int64_t keepdims = 1) {
+  return attributes({{"axes", std::move(axes)}, {"keepdims", keepdims}});
+}
+
+/// mean(op(y, c), axes) with y [1, 3, 3, 4] and the weight c of `c_dims`.
+ir::Graph mean_of_binary(OpKind op, const std::vector<int64_t>& c_dims, std::vector<int64_t> axes) {
+  Builder g;
+  const ValueId y = g.op(op, {g.input({1, 3, 3, 4}), g.weight(c_dims)});
+  return g.finish({g.op(OpKind::kReduceMean, {y}, mean_over(std::move(axes)))});
+}
+
+/// mean(matmul(g, w[, c]), axes) with g [2, 3, 3, 4], w [4, 5], c [5].
+ir::Graph mean_of_matmul(bool summand, std::vector<int64_t> axes, int64_t keepdims = 1) {
+  Builder g;
+  std::vector<ValueId> inputs = {g.input({2, 3, 3, 4}), g.weight({4, 5})};
+  if (summand) inputs.push_back(g.weight({5}));
+  const ValueId p = g.op(OpKind::kMatMul, inputs);
+  return g.finish({g.op(OpKind::kReduceMean, {p}, mean_over(std::move(axes), keepdims))});
+}
+
 // ---- The cases, one family each.
 
 /// An operator and the name the rules give it.
@@ -640,6 +677,57 @@ std::vector<Case> pooling_cases() {
          return pooled_conv(pooling({2, 2}, {1, 1}), 1, false, attributes({{"strides", std::vector<int64_t>{2, 2}}}));
        },
        0, 0},
+      // Global means: each step of a pooled last block (ConvNeXt, PoolFormer).
+      {"global-average-pool-linear", "x + y, one shape",
+       [] { return pooled_binary(OpKind::kAdd, {1, 4, 3, 3}); }, 1, 3},
+      {"global-average-pool-linear", "x + y, y broadcast over rows",
+       [] { return pooled_binary(OpKind::kAdd, {1, 4, 1, 3}); }, 1, 3},
+      {"global-average-pool-linear", "x + y, y of rank 3",
+       [] { return pooled_binary(OpKind::kAdd, {4, 3, 3}); }, 0, 0},
+      {"global-average-pool-of-scale", "s [4, 1, 1]",
+       [] { return pooled_binary(OpKind::kMul, {4, 1, 1}, true); }, 1, 2},
+      {"global-average-pool-of-scale", "s [1, 4, 1, 1] computed",
+       [] { return pooled_binary(OpKind::kMul, {1, 4, 1, 1}); }, 1, 2},
+      {"global-average-pool-of-scale", "s [4, 3, 1] varies over rows",
+       [] { return pooled_binary(OpKind::kMul, {4, 3, 1}, true); }, 0, 0},
+      {"global-average-pool-of-pointwise-conv", "no bias", [] { return globally_pooled_conv(false); }, 1, 2},
+      {"global-average-pool-of-pointwise-conv", "two groups",
+       [] { return globally_pooled_conv(false, 1, attributes({{"group", int64_t{2}}}), 2); }, 1, 2},
+      {"global-average-pool-of-pointwise-conv-bias", "with a bias", [] { return globally_pooled_conv(true); }, 1, 2},
+      {"global-average-pool-of-pointwise-conv-bias", "a 3 x 3 kernel",
+       [] { return globally_pooled_conv(true, 3); }, 0, 0},
+      {"global-average-pool-of-pointwise-conv-bias", "strides 2",
+       [] { return globally_pooled_conv(true, 1, attributes({{"strides", std::vector<int64_t>{2, 2}}})); }, 0, 0},
+      {"global-average-pool-of-channels-last", "transpose [0, 3, 1, 2]",
+       [] {
+         Builder g;
+         const ValueId t = g.op(OpKind::kTranspose, {g.input({1, 3, 3, 4})}, perm({0, 3, 1, 2}));
+         return g.finish({g.op(OpKind::kGlobalAveragePool, {t})});
+       },
+       1, 2},
+      {"global-average-pool-of-channels-last", "transpose [0, 1, 3, 2]",
+       [] {
+         Builder g;
+         const ValueId t = g.op(OpKind::kTranspose, {g.input({1, 4, 3, 3})}, perm({0, 1, 3, 2}));
+         return g.finish({g.op(OpKind::kGlobalAveragePool, {t})});
+       },
+       0, 0},
+      {"reduce-mean-of-bias", "b [4], mean over rows and columns",
+       [] { return mean_of_binary(OpKind::kAdd, {4}, {1, 2}); }, 1, 2},
+      {"reduce-mean-of-bias", "b [4], mean over the last axis", [] { return mean_of_binary(OpKind::kAdd, {4}, {3}); },
+       0, 0},
+      {"reduce-mean-of-bias", "b [3, 4], mean over rows and columns",
+       [] { return mean_of_binary(OpKind::kAdd, {3, 4}, {1, 2}); }, 0, 0},
+      {"reduce-mean-of-scale", "s [4], mean over rows and columns",
+       [] { return mean_of_binary(OpKind::kMul, {4}, {1, 2}); }, 1, 2},
+      {"reduce-mean-of-scale", "a scalar, mean over every axis",
+       [] { return mean_of_binary(OpKind::kMul, {}, {0, 1, 2, 3}); }, 1, 2},
+      {"reduce-mean-of-matmul", "mean over rows and columns", [] { return mean_of_matmul(false, {1, 2}); }, 1, 2},
+      {"reduce-mean-of-matmul", "mean over the batch", [] { return mean_of_matmul(false, {0}); }, 1, 2},
+      {"reduce-mean-of-matmul", "mean over the last axis", [] { return mean_of_matmul(false, {3}); }, 0, 0},
+      {"reduce-mean-of-matmul", "keepdims 0", [] { return mean_of_matmul(false, {1, 2}, 0); }, 0, 0},
+      {"reduce-mean-of-matmul-bias", "mean over rows and columns", [] { return mean_of_matmul(true, {1, 2}); }, 1, 2},
+      {"reduce-mean-of-matmul-bias", "mean over the last axis", [] { return mean_of_matmul(true, {3}); }, 0, 0},
   };
 }
 
@@ -818,7 +906,7 @@ TEST_CASE("algebra: the scalar-multiply rules keep what the graph computes", "[r
   check_cases(scalar_cases());
 }
 
-TEST_CASE("algebra: pooling before a pointwise convolution keeps what the graph computes", "[rules]") {
+TEST_CASE("algebra: pooling and means moved before what is linear keep what the graph computes", "[rules]") {
   check_cases(pooling_cases());
 }
 
@@ -1133,9 +1221,32 @@ TEST_CASE("algebra: the search pools a DenseNet transition before its pointwise 
   CHECK(runtime::check_equivalent(input, best).passed());
 }
 
+TEST_CASE("algebra: the search pools a ConvNeXt block's result before its last projection", "[rules]") {
+  //   gap(a + transpose(h w + b) * s)  =>  gap(a) + transpose(mean(h) w + b) * s: w on one pixel
+  Builder g;
+  const ValueId a = g.input({1, 192, 7, 7});
+  const ValueId p = g.op(OpKind::kMatMul, {g.input({1, 7, 7, 768}), g.weight({768, 192})});
+  const ValueId t = g.op(OpKind::kTranspose, {g.op(OpKind::kAdd, {p, g.weight({192})})}, perm({0, 3, 1, 2}));
+  const ValueId sum = g.op(OpKind::kAdd, {a, g.op(OpKind::kMul, {t, g.weight({192, 1, 1})})});
+  const ir::Graph input = g.finish({g.op(OpKind::kGlobalAveragePool, {sum})});
+  const rewrite::Matcher matcher(algebra_rules());
+  const cost::AnalyticalModel model(cost::device_by_name("cpu"));
+  const search::SearchResult result = search::backtracking_search(input, matcher, model, {});
+  const ir::Graph& best = result.best;
+  bool projected_mean = false;
+  for (ir::NodeId id : running_nodes(best)) {
+    const ir::Node& node = best.node(id);
+    const ir::NodeId producer = best.value(node.inputs[0]).producer;
+    if (node.op == OpKind::kMatMul && producer >= 0) projected_mean = best.node(producer).op == OpKind::kReduceMean;
+  }
+  CHECK(projected_mean);
+  CHECK(result.best_cost.time_ms < result.initial_cost.time_ms);
+  CHECK(runtime::check_equivalent(input, best).passed());
+}
+
 TEST_CASE("algebra: the rules survive a print/parse round trip", "[rules]") {
   const std::vector<rules::Rule>& rules = algebra_rules();
-  CHECK(rules.size() == 63);
+  CHECK(rules.size() == 72);
   CHECK(rules::parse_rules(rules::print_rules(rules), "again.rules") == rules);
 }
 
