@@ -306,6 +306,12 @@ ir::Graph mean_of_binary(OpKind op, const std::vector<int64_t>& c_dims, std::vec
   return g.finish({g.op(OpKind::kReduceMean, {y}, mean_over(std::move(axes)))});
 }
 
+/// mean(x, axes) with x of `dims`.
+ir::Graph spatial_mean(const std::vector<int64_t>& dims, std::vector<int64_t> axes, int64_t keepdims) {
+  Builder g;
+  return g.finish({g.op(OpKind::kReduceMean, {g.input(dims)}, mean_over(std::move(axes), keepdims))});
+}
+
 /// mean(matmul(g, w[, c]), axes) with g [2, 3, 3, 4], w [4, 5], c [5].
 ir::Graph mean_of_matmul(bool summand, std::vector<int64_t> axes, int64_t keepdims = 1) {
   Builder g;
@@ -728,6 +734,14 @@ std::vector<Case> pooling_cases() {
       {"reduce-mean-of-matmul", "keepdims 0", [] { return mean_of_matmul(false, {1, 2}, 0); }, 0, 0},
       {"reduce-mean-of-matmul-bias", "mean over rows and columns", [] { return mean_of_matmul(true, {1, 2}); }, 1, 2},
       {"reduce-mean-of-matmul-bias", "mean over the last axis", [] { return mean_of_matmul(true, {3}); }, 0, 0},
+      {"reduce-mean-spatial-is-global-average-pool", "mean over [2, 3] of an image",
+       [] { return spatial_mean({1, 4, 3, 3}, {2, 3}, 1); }, 1, 1},
+      {"reduce-mean-spatial-is-global-average-pool", "mean over [1, 2]",
+       [] { return spatial_mean({1, 4, 3, 3}, {1, 2}, 1); }, 0, 0},
+      {"reduce-mean-spatial-is-global-average-pool", "rank 5", [] { return spatial_mean({1, 4, 3, 3, 2}, {2, 3}, 1); },
+       0, 0},
+      {"reduce-mean-spatial-is-flat-global-average-pool", "keepdims 0",
+       [] { return spatial_mean({2, 4, 3, 3}, {2, 3}, 0); }, 1, 2},
   };
 }
 
@@ -1246,7 +1260,7 @@ TEST_CASE("algebra: the search pools a ConvNeXt block's result before its last p
 
 TEST_CASE("algebra: the rules survive a print/parse round trip", "[rules]") {
   const std::vector<rules::Rule>& rules = algebra_rules();
-  CHECK(rules.size() == 72);
+  CHECK(rules.size() == 74);
   CHECK(rules::parse_rules(rules::print_rules(rules), "again.rules") == rules);
 }
 
