@@ -1115,6 +1115,25 @@ end
     CHECK(rewrite_error(graph, rule_named("factor-sub-left")).empty());
     CHECK(rewrite_error(graph, wrong[0]) == "the outputs differ");
   }
+  SECTION("a pooling with padding counted moved before a convolution with a bias") {
+    // The bias is averaged with the padding's zeros at the borders: why the rule takes no bias.
+    const std::vector<rules::Rule> wrong = rules::parse_rules(R"(
+rule wrong-average-pool-before-pointwise-conv-bias
+  source
+    c = Conv(x, w, b) [kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], group = 1, activation = "none"]
+    r = AveragePool(c)
+  target
+    a = AveragePool(x) [@r]
+    r2 = Conv(a, w, b) [@c]
+  map r -> r2
+end
+)",
+                                                              "wrong.rules");
+    const ir::Graph counted = pooled_conv(pooling({3, 3}, {1, 1}, {1, 1, 1, 1}, 0, 1), 1, true);
+    CHECK(rewrite_error(counted, wrong[0]) == "the outputs differ");
+    // Without padding every window is whole, and the same rewrite holds.
+    CHECK(rewrite_error(pooled_conv(pooling({2, 2}, {2, 2}), 1, true), wrong[0]).empty());
+  }
   SECTION("two transpositions composed the wrong way round") {
     const std::vector<rules::Rule> wrong = rules::parse_rules(R"(
 rule wrong-compose-transposes
