@@ -1,7 +1,8 @@
 // Every rule of rules/algebra.rules, applied where it matches, computes what the graph did; the
 // rules refuse where they would not be exact (broadcasts, element types, sizes, ranks); wrong
-// variants fail the same check; the search finds MetaFlow's SRU simplification and folds BERT's
-// attention scale; the file survives a print/parse round trip.
+// variants fail the same check; the search finds MetaFlow's SRU simplification, folds BERT's
+// attention scale, and pools DenseNet's transitions and a ConvNeXt block before their pointwise
+// projections; the file survives a print/parse round trip.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
