@@ -131,4 +131,17 @@ inline ir::Attributes conv_attributes(const std::vector<int64_t>& kernel, const 
   return attrs;
 }
 
+/// A canonical AveragePool's attributes (2-D), as conv_attributes.
+inline ir::Attributes pool_attributes(const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+                                      const std::vector<int64_t>& pads, int64_t ceil_mode,
+                                      int64_t count_include_pad) {
+  ir::Attributes attrs;
+  attrs.set("kernel_shape", kernel);
+  attrs.set("strides", strides);
+  attrs.set("pads", pads);
+  attrs.set("ceil_mode", ceil_mode);
+  attrs.set("count_include_pad", count_include_pad);
+  return attrs;
+}
+
 }  // namespace graphsub::testing

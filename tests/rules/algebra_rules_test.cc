@@ -268,15 +268,11 @@ ir::Graph pooled_conv(ir::Attributes pool, int64_t k = 1, bool bias = false, ir:
   return also_read ? g.finish({r, c}) : g.finish({r});
 }
 
-/// AveragePool's attributes.
-ir::Attributes pooling(std::vector<int64_t> kernel, std::vector<int64_t> strides,
-                       std::vector<int64_t> pads = {0, 0, 0, 0}, int64_t ceil_mode = 0,
+/// AveragePool's attributes, pads 0 unless given.
+ir::Attributes pooling(const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+                       const std::vector<int64_t>& pads = {0, 0, 0, 0}, int64_t ceil_mode = 0,
                        int64_t count_include_pad = 0) {
-  return attributes({{"kernel_shape", std::move(kernel)},
-                     {"strides", std::move(strides)},
-                     {"pads", std::move(pads)},
-                     {"ceil_mode", ceil_mode},
-                     {"count_include_pad", count_include_pad}});
+  return testing::pool_attributes(kernel, strides, pads, ceil_mode, count_include_pad);
 }
 
 /// globalaveragepool(op(x, y)) with x [1, 4, 3, 3] and y of `y_dims` (a weight when `weight`).

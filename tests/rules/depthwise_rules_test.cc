@@ -45,13 +45,7 @@ struct PoolParams {
   int64_t ceil_mode = 0;
 
   ir::Attributes attributes() const {
-    ir::Attributes attrs;
-    attrs.set("kernel_shape", kernel);
-    attrs.set("strides", strides);
-    attrs.set("pads", pads);
-    attrs.set("count_include_pad", count_include_pad);
-    attrs.set("ceil_mode", ceil_mode);
-    return attrs;
+    return testing::pool_attributes(kernel, strides, pads, ceil_mode, count_include_pad);
   }
 };
 

@@ -51,12 +51,8 @@ const Window kWindows[] = {
 };
 
 ir::ValueId pool(ir::Graph& graph, ir::ValueId x, const Window& window) {
-  ir::Attributes attrs;
-  attrs.set("kernel_shape", window.kernel);
-  attrs.set("strides", window.strides);
-  attrs.set("pads", window.pads);
-  attrs.set("ceil_mode", window.ceil_mode);
-  attrs.set("count_include_pad", window.count_include_pad);
+  const ir::Attributes attrs =
+      testing::pool_attributes(window.kernel, window.strides, window.pads, window.ceil_mode, window.count_include_pad);
   return graph.node(add_inferred(graph, ir::OpKind::kAveragePool, {x}, attrs)).outputs[0];
 }
 
