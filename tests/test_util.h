@@ -7,10 +7,12 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <initializer_list>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "ir/graph.h"
@@ -117,31 +119,34 @@ inline std::vector<ir::Tensor> run_op(ir::OpKind op, const ir::Attributes& attrs
   return runtime::CpuExecutor::run_node(node, inputs);
 }
 
+/// Attributes from name/value pairs.
+inline ir::Attributes attributes(std::initializer_list<std::pair<std::string, ir::AttrValue>> items) {
+  ir::Attributes attrs;
+  for (const auto& [name, value] : items) attrs.set(name, value);
+  return attrs;
+}
+
 /// A canonical Conv's attributes (2-D): what the rule tests build their convolutions with.
 inline ir::Attributes conv_attributes(const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
                                       const std::vector<int64_t>& pads, const std::vector<int64_t>& dilations,
                                       int64_t group, const std::string& activation) {
-  ir::Attributes attrs;
-  attrs.set("kernel_shape", kernel);
-  attrs.set("strides", strides);
-  attrs.set("pads", pads);
-  attrs.set("dilations", dilations);
-  attrs.set("group", group);
-  attrs.set("activation", activation);
-  return attrs;
+  return attributes({{"kernel_shape", kernel},
+                     {"strides", strides},
+                     {"pads", pads},
+                     {"dilations", dilations},
+                     {"group", group},
+                     {"activation", activation}});
 }
 
 /// A canonical AveragePool's attributes (2-D), as conv_attributes.
 inline ir::Attributes pool_attributes(const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
                                       const std::vector<int64_t>& pads, int64_t ceil_mode,
                                       int64_t count_include_pad) {
-  ir::Attributes attrs;
-  attrs.set("kernel_shape", kernel);
-  attrs.set("strides", strides);
-  attrs.set("pads", pads);
-  attrs.set("ceil_mode", ceil_mode);
-  attrs.set("count_include_pad", count_include_pad);
-  return attrs;
+  return attributes({{"kernel_shape", kernel},
+                     {"strides", strides},
+                     {"pads", pads},
+                     {"ceil_mode", ceil_mode},
+                     {"count_include_pad", count_include_pad}});
 }
 
 }  // namespace graphsub::testing

@@ -16,14 +16,12 @@ namespace {
 ir::Attributes transposed_attrs(const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
                                 const std::vector<int64_t>& dilations, const std::vector<int64_t>& pads,
                                 const std::vector<int64_t>& output_padding, int64_t group = 1) {
-  ir::Attributes attrs;
-  attrs.set("kernel_shape", kernel);
-  attrs.set("strides", strides);
-  attrs.set("dilations", dilations);
-  attrs.set("pads", pads);
-  attrs.set("output_padding", output_padding);
-  attrs.set("group", group);
-  return attrs;
+  return testing::attributes({{"kernel_shape", kernel},
+                              {"strides", strides},
+                              {"dilations", dilations},
+                              {"pads", pads},
+                              {"output_padding", output_padding},
+                              {"group", group}});
 }
 
 testing::Canonicalized canonical(const ir::Attributes& attrs, const std::vector<ir::TensorType>& inputs,

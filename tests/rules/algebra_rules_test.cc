@@ -48,12 +48,7 @@ const rules::Rule& rule_named(const std::string& name) {
   throw std::runtime_error("no rule " + name);
 }
 
-/// Attributes from name/value pairs.
-ir::Attributes attributes(std::initializer_list<std::pair<std::string, ir::AttrValue>> items) {
-  ir::Attributes attrs;
-  for (const auto& [name, value] : items) attrs.set(name, value);
-  return attrs;
-}
+using testing::attributes;
 
 ir::Attributes axis(int64_t a) { return attributes({{"axis", a}}); }
 ir::Attributes split(int64_t a, std::vector<int64_t> sizes) {
