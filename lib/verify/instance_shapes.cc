@@ -495,10 +495,11 @@ Dims divisors(int64_t value) {
   return result.empty() ? Dims{1} : result;
 }
 
-/// The group: a divisor of a count a known operand gives, else 1 or 2.
+/// The group: a divisor of a count a known operand gives, else 1 to 3 (an odd group above one
+/// for the regrouping of odd groups, rules/group.rules).
 int64_t draw_group(const NodeDraw& draw, std::optional<int64_t> count) {
   if (count) return one_of(draw, divisors(*count));
-  return uniform(draw, 1, std::min<int64_t>(2, draw.settings.dim_limit));
+  return uniform(draw, 1, std::min<int64_t>(3, draw.settings.dim_limit));
 }
 
 /// Channels and filters from the known X, W or residual Z, else drawn as multiples of the group.
