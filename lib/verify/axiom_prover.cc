@@ -233,6 +233,22 @@ std::string derive(z3::context& context, const std::vector<z3::expr>& axioms, co
   return "the axioms do not derive it (" + reason + ")";
 }
 
+/// derive, once per case of the goal's first open fused activation (the goal with that case as
+/// a hypothesis too), each with the whole effort: a query over all four cases at once can run
+/// out of effort where each case alone is derived at once (pad-depthwise-conv-bias-to-16: each
+/// case in under 1 s, all four together not at 10 times the default effort with some seeds).
+/// Empty when every case is derived, else the first case's failure.
+std::string derive_case_by_case(z3::context& context, const std::vector<z3::expr>& axioms, const Equation& goal,
+                                unsigned timeout_ms, uint64_t rlimit) {
+  for (const z3::expr& one_case : goal.activation_cases.front()) {
+    Equation narrowed = goal;
+    narrowed.hypotheses.push_back(one_case);
+    const std::string failure = derive(context, axioms, narrowed, timeout_ms, rlimit);
+    if (!failure.empty()) return failure + " (case by case, at " + one_case.to_string() + ")";
+  }
+  return {};
+}
+
 }  // namespace
 
 AxiomSet prepare_axioms(std::vector<rules::Rule> axioms, const InstanceOptions& options) {
@@ -346,7 +362,10 @@ AxiomResult prove_from_axioms(const rules::Rule& rule, const std::vector<Instanc
     std::set<std::string> functions;
     std::vector<z3::expr> given = formulas_only(axiom_formulas(translator, axioms, relevant(axioms.layouts, goal, functions)));
     for (const z3::expr& fact : translator.dim_facts(functions)) given.push_back(fact);
-    const std::string failure = derive(context, given, goal, timeout_ms, rlimit);
+    std::string failure = derive(context, given, goal, timeout_ms, rlimit);
+    if (!failure.empty() && failure.find("gave up") != std::string::npos && !goal.activation_cases.empty()) {
+      failure = derive_case_by_case(context, given, goal, timeout_ms, rlimit);
+    }
     if (!failure.empty()) return {false, failure + " (on " + instance.description + ")"};
   }
   if (layouts.empty()) return {false, "no instance to state it at"};

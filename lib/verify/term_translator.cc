@@ -252,8 +252,13 @@ class Translation {
     const z3::expr& code = activation.items.at(0);
     if (code.is_numeral()) return;
     z3::expr any = context_.bool_val(false);
-    for (const char* name : {"none", "relu", "sigmoid", "tanh"}) any = any || code == t_.string_code(name);
+    std::vector<z3::expr> cases;
+    for (const char* name : {"none", "relu", "sigmoid", "tanh"}) {
+      cases.push_back(code == t_.string_code(name));
+      any = any || cases.back();
+    }
     scope_.equation.hypotheses.push_back(any);
+    scope_.equation.activation_cases.push_back(std::move(cases));
   }
 
   SymValue bind_variable(const std::string& name, const ir::AttrValue& value) {
@@ -892,16 +897,22 @@ void TermTranslator::reshape_dim_facts(const z3::func_decl& function, std::vecto
     const std::string tag = "dims:" + function.name().str() + ":" + std::to_string(j);
     facts.push_back(named_forall(context_, tag, args, z3::implies(size >= 1 || (size == 0 && allowzero != 0), dim_(result, at) == size)));
     facts.push_back(named_forall(context_, tag + ":copy", args, z3::implies(size == 0 && allowzero == 0, dim_(result, at) == dim_(input, at))));
-    // A -1 is the input's element count over the other dims, at each rank the input may have.
+    // A -1 is the input's element count over the other dims, at each rank the input may have,
+    // where the other dims divide that count. Every term is a tensor, also a reshape no valid
+    // graph has (a 5-element vector to [-1, 2]); stated for those too, the facts contradicted
+    // each other (dim * 2 == 5 has no integer solution), and the axiom set with them, which the
+    // consistency check of --check-axioms found (twenty-third session).
     for (int rank = 0; rank <= 6; ++rank) {
       z3::expr count = context_.int_val(1);
       for (int i = 0; i < rank; ++i) count = count * dim_(input, context_.int_val(i));
-      z3::expr product = dim_(result, at);
+      z3::expr others = context_.int_val(1);
       for (unsigned i = 0; i < entries; ++i) {
-        if (i != j) product = product * dim_(result, context_.int_val(static_cast<int>(i)));
+        if (i != j) others = others * dim_(result, context_.int_val(static_cast<int>(i)));
       }
+      const z3::expr divides = others != 0 && z3::mod(count, others) == 0;
       facts.push_back(named_forall(context_, tag + ":rank" + std::to_string(rank), args,
-                                   z3::implies(size == -1 && rank_(input) == rank, product == count)));
+                                   z3::implies(size == -1 && rank_(input) == rank && divides,
+                                               dim_(result, at) * others == count)));
     }
   }
 }

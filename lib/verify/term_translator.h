@@ -26,6 +26,9 @@ struct Equation {
   std::vector<z3::expr> bound;       ///< Tensor constants and the attribute values left open.
   std::vector<z3::expr> hypotheses;  ///< The `where` conditions.
   std::vector<std::pair<z3::expr, z3::expr>> sides;  ///< Per mapped output: source, target.
+  /// Per open fused activation: the four cases its hypothesis allows (code == none, relu, ...),
+  /// for a prover that derives the equation case by case where the whole is beyond its effort.
+  std::vector<std::vector<z3::expr>> activation_cases;
 };
 
 /// Translates rules into equations over one Z3 context. Tensors are an uninterpreted sort; each

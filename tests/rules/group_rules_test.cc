@@ -2,7 +2,8 @@
 // variant that concatenates the weights in the wrong order does not, nor a regrouping with its
 // block-diagonal mask the wrong way round. The regroupings fold into one grouped convolution of
 // half the groups, and a search whose costs price a grouped convolution of 8 channels per group
-// above one of 16 (as onnxruntime runs them) regroups ResNeXt's and RegNet's convolutions.
+// above one of 16 (as onnxruntime runs them) regroups ResNeXt's and RegNet's convolutions; a
+// depthwise convolution of channels not filling blocks of 16 is padded to them, and sliced back.
 #include <catch2/catch.hpp>
 
 #include <optional>
@@ -157,10 +158,17 @@ std::string regroup_rule(int64_t groups, bool bias) {
   return std::string("regroup-conv-") + (bias ? "bias-" : "") + odd + "pairs";
 }
 
+/// x [1, channels, 6, 6] through one depthwise 3x3 convolution (pads 1) of `multiplier` filters
+/// per channel, with a bias when `bias`.
+ir::Graph depthwise_conv(int64_t channels, bool bias, int64_t multiplier = 1) {
+  return grouped_conv(channels, 1, multiplier, bias);
+}
+
 /// Prices a graph as the analytical CPU estimate does, but a grouped convolution whose groups are
-/// not 16 channels wide (in and out) at 4x: onnxruntime 1.32 runs those group by group, outside
-/// its blocked kernels (ResNeXt-50's 8-channel groups: 1.4-2.1x slower than 16-channel groups of
-/// twice the multiply-adds).
+/// not 16 channels wide (in and out), or a depthwise one whose channels are not a multiple of 16,
+/// at 4x: onnxruntime 1.32 runs those outside its blocked kernels (ResNeXt-50's 8-channel groups:
+/// 1.4-2.1x slower than 16-channel groups of twice the multiply-adds; ShuffleNet-v2's 58-channel
+/// depthwise convolutions at 4-9 GFLOP/s against 30-50 for 128 channels).
 class NarrowGroupsDear : public cost::CostModel {
  public:
   cost::Cost node_cost(const ir::Graph& graph, ir::NodeId id) const override {
@@ -169,7 +177,8 @@ class NarrowGroupsDear : public cost::CostModel {
     if (node.op != ir::OpKind::kConv || node.attrs.get_int("group", 1) == 1) return cost;
     const std::vector<int64_t> kernel = graph.value(node.inputs[1]).type.shape.sizes().value();
     const int64_t groups = node.attrs.get_int("group", 1);
-    if (kernel[1] % 16 != 0 || (kernel[0] / groups) % 16 != 0) cost.time_ms *= 4;
+    const bool depthwise = kernel[1] == 1 && kernel[0] == groups;
+    if (depthwise ? groups % 16 != 0 : kernel[1] % 16 != 0 || (kernel[0] / groups) % 16 != 0) cost.time_ms *= 4;
     return cost;
   }
 
@@ -285,7 +294,7 @@ TEST_CASE("the regroupings write a grouped convolution as one of half the groups
   }
 }
 
-TEST_CASE("the regroupings refuse one group, the other parity and weights computed at run time", "[rules]") {
+TEST_CASE("the regroupings refuse one group, the other parity, depthwise convolutions and weights computed at run time", "[rules]") {
   const std::vector<rules::Rule> rules = group_rules();
   for (const bool bias : {false, true}) {
     for (const int64_t groups : {2, 3}) {
@@ -294,6 +303,7 @@ TEST_CASE("the regroupings refuse one group, the other parity and weights comput
       CHECK(rewrite::Matcher::find(grouped_conv(1, 4, 4, bias), rule).empty());
       CHECK(rewrite::Matcher::find(grouped_conv(groups + 1, 2, 2, bias), rule).empty());
       CHECK(rewrite::Matcher::find(grouped_conv(groups, 2, 2, bias, "none", false), rule).empty());
+      CHECK(rewrite::Matcher::find(depthwise_conv(groups, bias), rule).empty());
       CHECK(rewrite::Matcher::find(grouped_conv(groups, 2, 2, bias), rule).size() == 1);
     }
   }
@@ -315,6 +325,58 @@ TEST_CASE("a regrouping with its block-diagonal mask the wrong way round fails t
   }
 }
 
+TEST_CASE("a depthwise convolution of channels not filling blocks of 16 is padded to them and sliced back", "[rules]") {
+  const std::vector<rules::Rule> rules = group_rules();
+  for (const int64_t channels : {6, 17}) {
+    for (const bool bias : {false, true}) {
+      const std::string name = bias ? "pad-depthwise-conv-bias-to-16" : "pad-depthwise-conv-to-16";
+      DYNAMIC_SECTION(name << ", " << channels << " channels") {
+        const ir::Graph graph = depthwise_conv(channels, bias);
+        const std::vector<ir::Graph> results = each_rewrite(graph, rule_named(rules, name));
+        REQUIRE(results.size() == 1);
+        CHECK(runtime::check_equivalent(graph, results[0]).passed());
+        // The kernel's and bias's padding fold away: the input's Pad, the convolution, the Slice.
+        const ir::Graph folded = onnx_io::fold_weight_nodes(results[0]);
+        CHECK(only_conv_group(folded) == (channels + 15) / 16 * 16);
+        CHECK(testing::count_of(folded, ir::OpKind::kPad) == 1);
+        CHECK(testing::count_of(folded, ir::OpKind::kSlice) == 1);
+        CHECK(runtime::check_equivalent(graph, folded).passed());
+      }
+    }
+  }
+}
+
+TEST_CASE("the depthwise padding refuses full blocks, channel multipliers and grouped convolutions", "[rules]") {
+  const std::vector<rules::Rule> rules = group_rules();
+  for (const bool bias : {false, true}) {
+    const rules::Rule& rule = rule_named(rules, bias ? "pad-depthwise-conv-bias-to-16" : "pad-depthwise-conv-to-16");
+    INFO(rule.name);
+    CHECK(rewrite::Matcher::find(depthwise_conv(16, bias), rule).empty());
+    CHECK(rewrite::Matcher::find(depthwise_conv(32, bias), rule).empty());
+    CHECK(rewrite::Matcher::find(depthwise_conv(6, bias, 2), rule).empty());
+    CHECK(rewrite::Matcher::find(grouped_conv(3, 2, 2, bias), rule).empty());
+    CHECK(rewrite::Matcher::find(grouped_conv(6, 1, 1, bias, "none", false), rule).empty());
+  }
+}
+
+TEST_CASE("a depthwise padding with the input padded on the wrong side fails the check", "[rules]") {
+  // The input's zero channels come first, so each filter reads the channel before its own.
+  std::string text = rules::print_rules(group_rules());
+  const std::string right = "pads = [0, 0, 0, 0, 0, (?g + 15) / 16 * 16 - ?g, 0, 0]";
+  const std::string wrong_pads = "pads = [0, (?g + 15) / 16 * 16 - ?g, 0, 0, 0, 0, 0, 0]";
+  int replaced = 0;
+  for (std::size_t at = text.find(right); at != std::string::npos; at = text.find(right, at)) {
+    text.replace(at, right.size(), wrong_pads);
+    ++replaced;
+  }
+  REQUIRE(replaced == 2);
+  const std::vector<rules::Rule> wrong = rules::parse_rules(text, "wrong.rules");
+  const ir::Graph graph = depthwise_conv(6, true);
+  const std::vector<ir::Graph> results = each_rewrite(graph, rule_named(wrong, "pad-depthwise-conv-bias-to-16"));
+  REQUIRE(results.size() == 1);
+  CHECK_FALSE(runtime::check_equivalent(graph, results[0]).passed());
+}
+
 TEST_CASE("the search regroups convolutions of 8-channel groups where 16-channel ones cost less", "[rules]") {
   // ResNeXt-50's second stage (32 groups of 8) and one of RegNet's odd counts (3 groups of 8).
   const std::vector<rules::Rule> rules = group_rules();
@@ -330,6 +392,18 @@ TEST_CASE("the search regroups convolutions of 8-channel groups where 16-channel
       CHECK(runtime::check_equivalent(input, folded).passed());
     }
   }
+}
+
+TEST_CASE("the search pads ShuffleNet-v2's 58-channel depthwise convolutions where 64 channels cost less", "[rules]") {
+  const std::vector<rules::Rule> rules = group_rules();
+  const rewrite::Matcher matcher(rules);
+  const NarrowGroupsDear model;
+  const ir::Graph input = grouped_conv(58, 1, 1, true);
+  const search::SearchResult result = search::backtracking_search(input, matcher, model, {});
+  const ir::Graph folded = onnx_io::fold_weight_nodes(result.best);
+  CHECK(only_conv_group(folded) == 64);
+  CHECK(result.best_cost.time_ms < result.initial_cost.time_ms);
+  CHECK(runtime::check_equivalent(input, folded).passed());
 }
 
 TEST_CASE("group.rules prints and parses back to the same rules", "[rules]") {

@@ -103,4 +103,26 @@ end
   CHECK(verify::check_consistency(good, 10000).verdict == verify::Consistency::kConsistent);
 }
 
+TEST_CASE("the dims of reshapes no valid graph has do not make an axiom set contradictory", "[verify]") {
+  // Reshape functions of one and of two sizes: the dim facts of the second once said that a
+  // -1 times the other size is the input's element count for every input, also a 5-element
+  // vector reshaped to [-1, 2] (dim * 2 == 5: no integer), and so contradicted each other
+  // wherever both functions took part (found by --check-axioms in the twenty-third session).
+  const char* reshapes = R"AXIOMS(
+rule reshape-of-flat
+  origin axiom
+  source
+    a = Reshape(x) [shape = [-1]]
+    r = Reshape(a) [shape = [-1, 2]]
+  target
+    r2 = Reshape(x) [shape = [-1, 2]]
+  map r -> r2
+end
+)AXIOMS";
+  const verify::AxiomSet axioms = verify::prepare_axioms(rules::parse_rules(reshapes, "reshapes.rules"), {});
+  const verify::ConsistencyResult result = verify::check_consistency(axioms, 5000);
+  INFO(result.detail);
+  CHECK(result.verdict != verify::Consistency::kContradictory);
+}
+
 }  // namespace graphsub
