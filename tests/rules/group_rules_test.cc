@@ -132,7 +132,6 @@ std::vector<ir::Graph> each_rewrite(const ir::Graph& graph, const rules::Rule& r
   return results;
 }
 
-
 /// x [1, groups * channels, 6, 6] through one 3x3 convolution (pads 1) of `groups` groups of
 /// `channels` input channels and `filters` filters each, with a bias when `bias`, the fused
 /// `activation`; a weight computed at run time (a graph input) unless `constant`.
