@@ -18,6 +18,11 @@ const verify::AxiomSet& shipped_axioms() {
   return axioms;
 }
 
+/// The consistency check of the axioms written in `text` (rule syntax), within `timeout_ms`.
+verify::ConsistencyResult consistency_of(const char* text, unsigned timeout_ms) {
+  return verify::check_consistency(verify::prepare_axioms(rules::parse_rules(text, "axioms.rules"), {}), timeout_ms);
+}
+
 const rules::Rule& shipped_rule(const std::vector<rules::Rule>& rules, const std::string& name) {
   for (const rules::Rule& rule : rules) {
     if (rule.name == name) return rule;
@@ -83,8 +88,7 @@ rule sum-is-right
   map r -> y
 end
 )AXIOMS";
-  const verify::AxiomSet bad = verify::prepare_axioms(rules::parse_rules(contradictory, "bad.rules"), {});
-  const verify::ConsistencyResult result = verify::check_consistency(bad, 10000);
+  const verify::ConsistencyResult result = consistency_of(contradictory, 10000);
   INFO(result.detail);
   CHECK(result.verdict == verify::Consistency::kContradictory);
   CHECK(result.detail.find("sum-is-left") != std::string::npos);
@@ -99,8 +103,7 @@ rule add-commutative
   map r -> r2
 end
 )AXIOMS";
-  const verify::AxiomSet good = verify::prepare_axioms(rules::parse_rules(fine, "good.rules"), {});
-  CHECK(verify::check_consistency(good, 10000).verdict == verify::Consistency::kConsistent);
+  CHECK(consistency_of(fine, 10000).verdict == verify::Consistency::kConsistent);
 }
 
 TEST_CASE("the dims of reshapes no valid graph has do not make an axiom set contradictory", "[verify]") {
@@ -119,8 +122,7 @@ rule reshape-of-flat
   map r -> r2
 end
 )AXIOMS";
-  const verify::AxiomSet axioms = verify::prepare_axioms(rules::parse_rules(reshapes, "reshapes.rules"), {});
-  const verify::ConsistencyResult result = verify::check_consistency(axioms, 5000);
+  const verify::ConsistencyResult result = consistency_of(reshapes, 5000);
   INFO(result.detail);
   CHECK(result.verdict != verify::Consistency::kContradictory);
 }
