@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs graphsub's dependencies, builds it, and runs either the demo or the whole test suite.
-#   scripts/setup.sh demo   install, build, optimize the shipped model models/small_cnn.onnx
+#   scripts/setup.sh demo   install, build, optimize the shipped model models/grouped_cnn.onnx and time it
 #   scripts/setup.sh test   install, build, run every test (ctest, including the ONNX round trip)
 set -euo pipefail
 
@@ -45,10 +45,11 @@ build_graphsub() {
 run_demo() {
   local out="$build/demo"
   mkdir -p "$out"
-  "$build/cmd/graphsub" inspect "$root/models/small_cnn.onnx"
-  "$build/cmd/graphsub" -v optimize "$root/models/small_cnn.onnx" -o "$out/small_cnn.opt.onnx" \
+  "$build/cmd/graphsub" inspect "$root/models/grouped_cnn.onnx"
+  "$build/cmd/graphsub" -v optimize "$root/models/grouped_cnn.onnx" -o "$out/grouped_cnn.opt.onnx" \
     --dim N=1 --check 3 --report "$out/report.json"
-  echo "wrote $out/small_cnn.opt.onnx and $out/report.json"
+  echo "wrote $out/grouped_cnn.opt.onnx and $out/report.json"
+  "$build/cmd/graphsub" bench "$root/models/grouped_cnn.onnx" "$out/grouped_cnn.opt.onnx" --dim N=1
 }
 
 run_tests() {
