@@ -177,7 +177,6 @@ TEST_CASE("optimize writes a model that computes the same, with a report", "[cli
   CHECK(run.out.find("probabilities") != std::string::npos);
   const std::string json = read_file(report);
   CHECK(json.find("\"passed\": true") != std::string::npos);
-  CHECK(json.find("\"rule\": \"fold-conv-bias-batchnorm\"") != std::string::npos);
   CHECK(nlohmann::json::parse(json)["search"]["unverified_rules_used"].empty());
   CHECK(run.out.find("unverified rules used") == std::string::npos);
   CHECK(json.find("\"stop_reason\": \"exhausted\"") != std::string::npos);
@@ -203,6 +202,14 @@ TEST_CASE("optimize writes a model that computes the same, with a report", "[cli
   CHECK(warm.find("\"comparisons_measured\": 0") != std::string::npos);
   CHECK(warm.find("\"node_signatures_measured\": 0") != std::string::npos);
   CHECK(nlohmann::json::parse(warm)["measurement"]["searches"]["run"] == 1);
+  // Which rewrites a measured search keeps depends on what the part timings say (onnxruntime
+  // fuses a batch normalization into its convolution itself, so folding it times as even, and
+  // a clean-clone CI run beside a measuring test once kept none); the analytical estimate folds
+  // the batch normalizations on every machine.
+  const fs::path estimated = dir / "estimated.json";
+  REQUIRE(graphsub("-q optimize " + model("small_cnn.onnx") + " -o " + (dir / "estimated.onnx").string() +
+                   " --target cpu --check 3 --dim N=2 --report " + estimated.string()).status == 0);
+  CHECK(read_file(estimated).find("\"rule\": \"fold-conv-bias-batchnorm\"") != std::string::npos);
 }
 
 TEST_CASE("the demo model is written computing the same, its training-time branches summed", "[cli]") {
