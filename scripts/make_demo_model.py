@@ -95,6 +95,30 @@ def repvgg(name, source, channels, rng, inits):
     return nodes
 
 
+def classifier_model(name, nodes, last, inits, features, rng, fc_scale, input_size, opset):
+    """nodes (their result the value `last`) then global average pooling, Flatten, a Gemm classifier of
+    10 classes and Softmax, as a checked model with input [N, 3, input_size, input_size]."""
+    inits += [
+        numpy_helper.from_array(rng.standard_normal((10, features)).astype(np.float32) * fc_scale, "fc.w"),
+        numpy_helper.from_array(rng.standard_normal(10).astype(np.float32) * 0.1, "fc.b"),
+    ]
+    nodes = nodes + [
+        helper.make_node("GlobalAveragePool", [last], ["pool"], name="pool"),
+        helper.make_node("Flatten", ["pool"], ["flat"], name="flatten", axis=1),
+        helper.make_node("Gemm", ["flat", "fc.w", "fc.b"], ["logits"], name="fc", transB=1),
+        helper.make_node("Softmax", ["logits"], ["probabilities"], name="softmax", axis=1),
+    ]
+    graph = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["N", 3, input_size, input_size])],
+        [helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, ["N", 10])],
+        inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="graphsub-models")
+    model.ir_version = 8
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
 def build_grouped():
     rng = np.random.default_rng(2026)
     inits = []
@@ -102,25 +126,7 @@ def build_grouped():
     nodes += bottleneck("block1", "stem.relu", 32, 64, 1, rng, inits)
     nodes += bottleneck("block2", "block1.out", 64, 128, 2, rng, inits)
     nodes += repvgg("block3", "block2.out", 128, rng, inits)
-    inits += [
-        numpy_helper.from_array(rng.standard_normal((10, 128)).astype(np.float32) * 0.1, "fc.w"),
-        numpy_helper.from_array(rng.standard_normal(10).astype(np.float32) * 0.1, "fc.b"),
-    ]
-    nodes += [
-        helper.make_node("GlobalAveragePool", ["block3.out"], ["pool"], name="pool"),
-        helper.make_node("Flatten", ["pool"], ["flat"], name="flatten", axis=1),
-        helper.make_node("Gemm", ["flat", "fc.w", "fc.b"], ["logits"], name="fc", transB=1),
-        helper.make_node("Softmax", ["logits"], ["probabilities"], name="softmax", axis=1),
-    ]
-    graph = helper.make_graph(
-        nodes, "grouped_cnn",
-        [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["N", 3, 96, 96])],
-        [helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, ["N", 10])],
-        inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="graphsub-models")
-    model.ir_version = 8
-    onnx.checker.check_model(model, full_check=True)
-    return model
+    return classifier_model("grouped_cnn", nodes, "block3.out", inits, 128, rng, 0.1, 96, 17)
 
 
 def build():
@@ -132,29 +138,13 @@ def build():
     block1[0].input[0] = "stem.relu"
     block2 = conv_bn("block.conv2", 16, 16, rng, inits)
     block2[0].input[0] = "block.relu1"
-    inits += [
-        numpy_helper.from_array(rng.standard_normal((10, 16)).astype(np.float32) * 0.3, "fc.w"),
-        numpy_helper.from_array(rng.standard_normal(10).astype(np.float32) * 0.1, "fc.b"),
-    ]
     nodes = stem + [helper.make_node("Relu", ["stem.bn"], ["stem.relu"], name="stem.relu")]
     nodes += block1 + [helper.make_node("Relu", ["block.conv1.bn"], ["block.relu1"], name="block.relu1")]
     nodes += block2 + [
         helper.make_node("Add", ["block.conv2.bn", "stem.relu"], ["block.sum"], name="block.add"),
         helper.make_node("Relu", ["block.sum"], ["block.out"], name="block.relu2"),
-        helper.make_node("GlobalAveragePool", ["block.out"], ["pool"], name="pool"),
-        helper.make_node("Flatten", ["pool"], ["flat"], name="flatten", axis=1),
-        helper.make_node("Gemm", ["flat", "fc.w", "fc.b"], ["logits"], name="fc", transB=1),
-        helper.make_node("Softmax", ["logits"], ["probabilities"], name="softmax", axis=1),
     ]
-    graph = helper.make_graph(
-        nodes, "small_cnn",
-        [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["N", 3, 32, 32])],
-        [helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, ["N", 10])],
-        inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="graphsub-models")
-    model.ir_version = 8
-    onnx.checker.check_model(model, full_check=True)
-    return model
+    return classifier_model("small_cnn", nodes, "block.out", inits, 16, rng, 0.3, 32, 13)
 
 
 if __name__ == "__main__":
