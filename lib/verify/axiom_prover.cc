@@ -22,6 +22,10 @@ constexpr int kAxiomInstances = 128;
 /// Random seeds each query is tried with, one after another, until one proves it.
 constexpr unsigned kAxiomSeeds = 4;
 
+/// derive's failure where every seed ran out of effort (or time), as opposed to Z3 finding the
+/// axioms do not derive the goal: only such a failure is worth deriving again case by case.
+constexpr const char* kOutOfEffort = "Z3 gave up deriving it from the axioms (--axiom-effort or --axiom-timeout reached)";
+
 z3::expr all_of(z3::context& context, const std::vector<z3::expr>& terms) {
   z3::expr_vector vector(context);
   for (const z3::expr& term : terms) vector.push_back(term);
@@ -228,7 +232,7 @@ std::string derive(z3::context& context, const std::vector<z3::expr>& axioms, co
   // "push canceled" or "max. resource limit exceeded".
   if (reason.find("canceled") != std::string::npos || reason.find("resource limit") != std::string::npos ||
       reason == "timeout") {
-    return "Z3 gave up deriving it from the axioms (--axiom-effort or --axiom-timeout reached)";
+    return kOutOfEffort;
   }
   return "the axioms do not derive it (" + reason + ")";
 }
@@ -363,7 +367,7 @@ AxiomResult prove_from_axioms(const rules::Rule& rule, const std::vector<Instanc
     std::vector<z3::expr> given = formulas_only(axiom_formulas(translator, axioms, relevant(axioms.layouts, goal, functions)));
     for (const z3::expr& fact : translator.dim_facts(functions)) given.push_back(fact);
     std::string failure = derive(context, given, goal, timeout_ms, rlimit);
-    if (!failure.empty() && failure.find("gave up") != std::string::npos && !goal.activation_cases.empty()) {
+    if (failure == kOutOfEffort && !goal.activation_cases.empty()) {
       failure = derive_case_by_case(context, given, goal, timeout_ms, rlimit);
     }
     if (!failure.empty()) return {false, failure + " (on " + instance.description + ")"};
