@@ -185,6 +185,32 @@ class NarrowGroupsDear : public cost::CostModel {
   cost::AnalyticalModel cpu_{cost::device_by_name("cpu")};
 };
 
+/// group.rules printed with every `from` replaced by `to` and parsed back (a wrong variant);
+/// `replaced` counts the places.
+std::vector<rules::Rule> group_rules_with(const std::string& from, const std::string& to, int& replaced) {
+  std::string text = rules::print_rules(group_rules());
+  replaced = 0;
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+    ++replaced;
+  }
+  return rules::parse_rules(text, "wrong.rules");
+}
+
+/// The backtracking search with group.rules, priced by NarrowGroupsDear, turns `input`'s one
+/// convolution into one of `group` groups once export folds the weights, at a lower cost and
+/// computing the same.
+void check_search_writes_group(const ir::Graph& input, int64_t group) {
+  const std::vector<rules::Rule> rules = group_rules();
+  const rewrite::Matcher matcher(rules);
+  const NarrowGroupsDear model;
+  const search::SearchResult result = search::backtracking_search(input, matcher, model, {});
+  const ir::Graph folded = onnx_io::fold_weight_nodes(result.best);
+  CHECK(only_conv_group(folded) == group);
+  CHECK(result.best_cost.time_ms < result.initial_cost.time_ms);
+  CHECK(runtime::check_equivalent(input, folded).passed());
+}
+
 }  // namespace
 
 TEST_CASE("merge-sliced-convs-to-group merges adjacent sliced convolutions into a grouped one", "[rules]") {
@@ -310,12 +336,8 @@ TEST_CASE("the regroupings refuse one group, the other parity, depthwise convolu
 
 TEST_CASE("a regrouping with its block-diagonal mask the wrong way round fails the check", "[rules]") {
   // Each filter then reads the other group of its pair.
-  std::string text = rules::print_rules(group_rules());
-  for (std::size_t at = text.find("[1.0, 0.0, 0.0, 1.0]"); at != std::string::npos;
-       at = text.find("[1.0, 0.0, 0.0, 1.0]", at)) {
-    text.replace(at, 20, "[0.0, 1.0, 1.0, 0.0]");
-  }
-  const std::vector<rules::Rule> wrong = rules::parse_rules(text, "wrong.rules");
+  int replaced = 0;
+  const std::vector<rules::Rule> wrong = group_rules_with("[1.0, 0.0, 0.0, 1.0]", "[0.0, 1.0, 1.0, 0.0]", replaced);
   for (const int64_t groups : {2, 3}) {
     const ir::Graph graph = grouped_conv(groups, 2, 3, true);
     const std::vector<ir::Graph> results = each_rewrite(graph, rule_named(wrong, regroup_rule(groups, true)));
@@ -360,16 +382,10 @@ TEST_CASE("the depthwise padding refuses full blocks, channel multipliers and gr
 
 TEST_CASE("a depthwise padding with the input padded on the wrong side fails the check", "[rules]") {
   // The input's zero channels come first, so each filter reads the channel before its own.
-  std::string text = rules::print_rules(group_rules());
-  const std::string right = "pads = [0, 0, 0, 0, 0, (?g + 15) / 16 * 16 - ?g, 0, 0]";
-  const std::string wrong_pads = "pads = [0, (?g + 15) / 16 * 16 - ?g, 0, 0, 0, 0, 0, 0]";
   int replaced = 0;
-  for (std::size_t at = text.find(right); at != std::string::npos; at = text.find(right, at)) {
-    text.replace(at, right.size(), wrong_pads);
-    ++replaced;
-  }
+  const std::vector<rules::Rule> wrong = group_rules_with("pads = [0, 0, 0, 0, 0, (?g + 15) / 16 * 16 - ?g, 0, 0]",
+                                                         "pads = [0, (?g + 15) / 16 * 16 - ?g, 0, 0, 0, 0, 0, 0]", replaced);
   REQUIRE(replaced == 2);
-  const std::vector<rules::Rule> wrong = rules::parse_rules(text, "wrong.rules");
   const ir::Graph graph = depthwise_conv(6, true);
   const std::vector<ir::Graph> results = each_rewrite(graph, rule_named(wrong, "pad-depthwise-conv-bias-to-16"));
   REQUIRE(results.size() == 1);
@@ -378,31 +394,15 @@ TEST_CASE("a depthwise padding with the input padded on the wrong side fails the
 
 TEST_CASE("the search regroups convolutions of 8-channel groups where 16-channel ones cost less", "[rules]") {
   // ResNeXt-50's second stage (32 groups of 8) and one of RegNet's odd counts (3 groups of 8).
-  const std::vector<rules::Rule> rules = group_rules();
-  const rewrite::Matcher matcher(rules);
-  const NarrowGroupsDear model;
   for (const int64_t groups : {32, 3}) {
     DYNAMIC_SECTION(groups << " groups of 8 channels") {
-      const ir::Graph input = grouped_conv(groups, 8, 8, true, "relu");
-      const search::SearchResult result = search::backtracking_search(input, matcher, model, {});
-      const ir::Graph folded = onnx_io::fold_weight_nodes(result.best);
-      CHECK(only_conv_group(folded) == (groups + 1) / 2);
-      CHECK(result.best_cost.time_ms < result.initial_cost.time_ms);
-      CHECK(runtime::check_equivalent(input, folded).passed());
+      check_search_writes_group(grouped_conv(groups, 8, 8, true, "relu"), (groups + 1) / 2);
     }
   }
 }
 
 TEST_CASE("the search pads ShuffleNet-v2's 58-channel depthwise convolutions where 64 channels cost less", "[rules]") {
-  const std::vector<rules::Rule> rules = group_rules();
-  const rewrite::Matcher matcher(rules);
-  const NarrowGroupsDear model;
-  const ir::Graph input = grouped_conv(58, 1, 1, true);
-  const search::SearchResult result = search::backtracking_search(input, matcher, model, {});
-  const ir::Graph folded = onnx_io::fold_weight_nodes(result.best);
-  CHECK(only_conv_group(folded) == 64);
-  CHECK(result.best_cost.time_ms < result.initial_cost.time_ms);
-  CHECK(runtime::check_equivalent(input, folded).passed());
+  check_search_writes_group(depthwise_conv(58, true), 64);
 }
 
 TEST_CASE("group.rules prints and parses back to the same rules", "[rules]") {
